@@ -1,0 +1,734 @@
+#pragma once
+// ByteBuf: netbuf's contiguous byte buffer, with Netty's reader/writer index model and RAII
+// ownership of reference-counted storage.
+//
+// Index model (the invariant every operation keeps):
+//
+//      +-------------------+------------------+------------------+.........................+
+//      | discardable bytes |  readable bytes  |  writable bytes  | growth, up to max       |
+//      |                   |     (CONTENT)    |                  |                         |
+//      +-------------------+------------------+------------------+.........................+
+//      |                   |                  |                  |                         |
+//      0      <=      readerIndex   <=   writerIndex    <=    capacity     <=      maxCapacity
+//
+//  - readX() consumes at readerIndex and advances it; writeX() appends at writerIndex (growing the
+//    capacity when needed, never beyond maxCapacity) and advances it.
+//  - getX(index)/setX(index) work at absolute indices in [0, capacity) and move no index.
+//  - The checked API never touches memory outside [0, capacity): a bad index or length throws
+//    IndexOutOfBoundsError naming the index, the length and the bound.
+//
+// Ownership:
+//  - A ByteBuf is a move-only *handle* on storage (a control block plus memory) that is reference
+//    counted with an atomic count. Destroying or assigning over the last handle frees the storage
+//    (or returns it to the allocator that made it) exactly once, on whichever thread that happens.
+//  - Sharing is explicit: retainedSlice(), retainedDuplicate(), readRetainedSlice() and
+//    asReadOnly() return new handles on the same storage (refCnt() + 1) with their own indices.
+//    Such *derived* handles have a fixed capacity (maxCapacity == capacity): they never reallocate.
+//  - copy() is an explicit deep copy. slice() and readSlice() return a ByteBufView: a non-owning
+//    view that touches no count and follows std::string_view's lifetime rule.
+//  - When a handle must grow past the memory it has, it moves to fresh storage (copying its bytes)
+//    and releases its reference on the old one. Other handles sharing the old storage keep it,
+//    unchanged: after a reallocation, writes through one handle are no longer seen by the others.
+//  - A moved-from or default-constructed handle is *empty*: it may be destroyed or assigned to;
+//    index queries return 0; any access throws EmptyBufferError.
+//  - A handle is not thread-safe (like std::vector); different handles on the same storage may be
+//    used and destroyed on different threads (the count is atomic).
+//
+// Cost model: each accessor is inline, with one predictable bounds branch on the fast path; growth,
+// error formatting and other rare work live out of line. No virtual call on any byte or primitive
+// access: heap, pooled, wrapped and unowned buffers differ only in how their control block frees
+// memory (one function pointer, called once, when the count reaches zero).
+
+#include <fmt/format.h>
+#include <atomic>
+#include <boost/asio/buffer.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <netbuf/buffer/byte_accessors.hpp>
+#include <netbuf/buffer/byte_buf_util.hpp>
+#include <netbuf/buffer/byte_buf_view.hpp>
+#include <netbuf/buffer/byte_processor.hpp>
+#include <netbuf/buffer/errors.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace netbuf {
+
+class ByteBuf;
+class ByteBufAllocator;
+
+/// Where a buffer's memory came from; reported by ByteBuf::storageKind() and the fmt summary.
+enum class StorageKind : std::uint8_t {
+  Heap,         ///< Allocated by an unpooled allocator.
+  Pooled,       ///< A slot of a pooled allocator.
+  Wrapped,      ///< Foreign memory with a deleter, called once when the count reaches zero.
+  OwnedString,  ///< A std::string moved into the buffer (no copy).
+  OwnedVector,  ///< A std::vector<std::byte> moved into the buffer (no copy).
+  Unowned,      ///< Memory the caller keeps alive for as long as any handle exists.
+};
+
+std::string_view toString(StorageKind kind) noexcept;
+
+/// Text encodings accepted by ByteBuf::writeCharSequence.
+enum class Charset : std::uint8_t { Utf8, Ascii, Latin1, Utf16BE, Utf16LE };
+
+/// Result of the non-throwing ByteBuf::ensureWritable(n, force); values match Netty's ints.
+enum class EnsureWritableResult : int {
+  AlreadyWritable = 0,     ///< Enough room already; capacity unchanged.
+  NotEnoughUnchanged = 1,  ///< Would exceed maxCapacity and force was false; capacity unchanged.
+  GrewToMax = 2,  ///< Would exceed maxCapacity; force was true, so capacity == maxCapacity.
+  Grew = 3,       ///< Capacity increased to fit the request.
+};
+
+/// Netty's default maximum capacity (Integer.MAX_VALUE).
+inline constexpr std::size_t kDefaultMaxCapacity = 0x7fffffff;
+/// No buffer may be larger than this, so index + length of any validated pair never overflows.
+inline constexpr std::size_t kMaxCapacityLimit = static_cast<std::size_t>(-1) >> 2;
+
+namespace detail {
+
+/// The storage control block shared by every handle on one piece of memory.
+///
+/// Invariants: `data[0..size)` is the usable memory; `refs` counts the handles (it starts at 1 for
+/// the handle that adopts the block); `destroy` is called exactly once, by whichever thread drops
+/// the count to zero, and frees both the memory and the block in the way its creator chose.
+/// `allocator` is where handles on this storage get new memory when they grow or copy (nullptr:
+/// the default allocator). Allocators may embed the block in a larger struct of their own.
+struct Storage {
+  using DestroyFn = void (*)(Storage*) noexcept;
+
+  std::atomic<std::uint32_t> refs{1};
+  StorageKind kind = StorageKind::Heap;
+  std::byte* data = nullptr;
+  std::size_t size = 0;
+  ByteBufAllocator* allocator = nullptr;
+  DestroyFn destroy = nullptr;
+
+  void retain();
+  void release() noexcept {
+    // Acquire-release: the thread that frees must see every write made through other handles.
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(this);
+  }
+};
+
+[[noreturn]] void throwOutOfBounds(const ByteBuf& buf, const char* what, std::size_t index,
+                                   std::size_t length, std::size_t bound);
+
+/// True when [index, index + length) lies inside [0, limit), with no overflow for any inputs.
+constexpr bool fits(std::size_t index, std::size_t length, std::size_t limit) noexcept {
+  return index <= limit && length <= limit - index;
+}
+
+}  // namespace detail
+
+class ByteBuf : public ByteAccessors<ByteBuf> {
+ public:
+  static constexpr std::size_t npos = byte_buf_util::npos;
+
+  /// An empty handle (no storage). See the ownership notes above.
+  ByteBuf() noexcept = default;
+  ~ByteBuf() { reset(); }
+
+  ByteBuf(ByteBuf&& other) noexcept { moveFrom(other); }
+  ByteBuf& operator=(ByteBuf&& other) noexcept {
+    if (this != &other) {
+      reset();
+      moveFrom(other);
+    }
+    return *this;
+  }
+  ByteBuf(const ByteBuf&) = delete;
+  ByteBuf& operator=(const ByteBuf&) = delete;
+
+  /// Adopts a storage block whose count is 1 (for allocator implementations): the new handle has
+  /// indices 0/0, the given capacity (<= storage->size) and maxCapacity.
+  static ByteBuf adopt(detail::Storage* storage, std::size_t capacity, std::size_t maxCapacity);
+
+  /// Releases this handle's reference; the handle becomes empty.
+  void reset() noexcept {
+    if (storage_ != nullptr) {
+      storage_->release();
+      storage_ = nullptr;
+    }
+    base_ = nullptr;
+    readerIndex_ = writerIndex_ = capacity_ = maxCapacity_ = 0;
+    markedReaderIndex_ = markedWriterIndex_ = 0;
+    readOnly_ = false;
+  }
+
+  /// True when the handle owns storage (not default-constructed, not moved-from).
+  bool isValid() const noexcept { return storage_ != nullptr; }
+  explicit operator bool() const noexcept { return isValid(); }
+
+  // ---------------------------------------------------------------- capacity and indices
+  std::size_t capacity() const noexcept { return capacity_; }
+  std::size_t maxCapacity() const noexcept { return maxCapacity_; }
+  /// Changes the capacity to newCapacity (<= maxCapacity), reallocating; shrinking trims the
+  /// indices to the new capacity as Netty does. Throws on read-only and empty handles.
+  ByteBuf& capacity(std::size_t newCapacity);
+  /// Bytes that can be written without reallocating (spare room in the current memory).
+  std::size_t maxFastWritableBytes() const noexcept;
+
+  std::size_t readerIndex() const noexcept { return readerIndex_; }
+  std::size_t writerIndex() const noexcept { return writerIndex_; }
+  /// Sets readerIndex; requires readerIndex <= writerIndex.
+  ByteBuf& readerIndex(std::size_t index) {
+    if (index > writerIndex_)
+      detail::throwOutOfBounds(*this, "readerIndex", index, 0, writerIndex_);
+    readerIndex_ = index;
+    return *this;
+  }
+  /// Sets writerIndex; requires readerIndex <= writerIndex <= capacity.
+  ByteBuf& writerIndex(std::size_t index) {
+    if (index < readerIndex_ || index > capacity_) badWriterIndex(index);
+    writerIndex_ = index;
+    return *this;
+  }
+  /// Sets both; requires readerIndex <= writerIndex <= capacity.
+  ByteBuf& setIndex(std::size_t readerIndex, std::size_t writerIndex);
+
+  std::size_t readableBytes() const noexcept { return writerIndex_ - readerIndex_; }
+  std::size_t writableBytes() const noexcept { return capacity_ - writerIndex_; }
+  std::size_t maxWritableBytes() const noexcept { return maxCapacity_ - writerIndex_; }
+  bool isReadable() const noexcept { return writerIndex_ > readerIndex_; }
+  bool isReadable(std::size_t n) const noexcept { return n <= writerIndex_ - readerIndex_; }
+  bool isWritable() const noexcept { return !readOnly_ && capacity_ > writerIndex_; }
+  bool isWritable(std::size_t n) const noexcept {
+    return !readOnly_ && n <= capacity_ - writerIndex_;
+  }
+
+  /// readerIndex = writerIndex = 0; content and capacity unchanged.
+  ByteBuf& clear() noexcept {
+    readerIndex_ = writerIndex_ = 0;
+    return *this;
+  }
+  ByteBuf& markReaderIndex() noexcept {
+    markedReaderIndex_ = readerIndex_;
+    return *this;
+  }
+  ByteBuf& resetReaderIndex() { return readerIndex(markedReaderIndex_); }
+  ByteBuf& markWriterIndex() noexcept {
+    markedWriterIndex_ = writerIndex_;
+    return *this;
+  }
+  ByteBuf& resetWriterIndex() { return writerIndex(markedWriterIndex_); }
+
+  ByteBuf& skipBytes(std::size_t n) {
+    if (n > writerIndex_ - readerIndex_)
+      detail::throwOutOfBounds(*this, "skipBytes", readerIndex_, n, writerIndex_);
+    readerIndex_ += n;
+    return *this;
+  }
+
+  /// Moves the readable bytes to index 0 (readerIndex becomes 0); marks adjusted as in Netty.
+  ByteBuf& discardReadBytes();
+  /// Like discardReadBytes, but only when it pays: all bytes read, or readerIndex past half the
+  /// capacity (Netty's policy, used by decoders' cumulation buffers).
+  ByteBuf& discardSomeReadBytes();
+
+  /// Makes room for n more bytes after writerIndex, growing by Netty's policy (power of two from 64
+  /// up to 4 MiB, then 4 MiB steps, capped at maxCapacity). Throws IndexOutOfBoundsError when
+  /// writerIndex + n > maxCapacity, ReadOnlyBufferError on a read-only handle.
+  ByteBuf& ensureWritable(std::size_t n) {
+    if (readOnly_ || n > capacity_ - writerIndex_) ensureWritableSlow(n);
+    return *this;
+  }
+  /// Non-throwing form (except for read-only/empty handles); see EnsureWritableResult.
+  EnsureWritableResult ensureWritable(std::size_t n, bool force);
+
+  // ---------------------------------------------------------------- sharing and copying
+  /// Number of handles on this buffer's storage (0 for an empty handle).
+  std::uint32_t refCnt() const noexcept {
+    return storage_ ? storage_->refs.load(std::memory_order_acquire) : 0;
+  }
+  StorageKind storageKind() const;
+  /// The allocator new memory comes from when this buffer grows or is copied.
+  ByteBufAllocator& alloc() const noexcept;
+
+  /// A new handle on the same storage and the whole capacity, with the same indices (not marks).
+  ByteBuf retainedDuplicate() const;
+  /// A new handle on [readerIndex, writerIndex); its indices are 0 and readableBytes().
+  ByteBuf retainedSlice() const { return retainedSlice(readerIndex_, writerIndex_ - readerIndex_); }
+  /// A new handle on [index, index + length) (checked against capacity), fully readable.
+  ByteBuf retainedSlice(std::size_t index, std::size_t length) const;
+  /// retainedSlice(readerIndex, length), then advances readerIndex by length.
+  ByteBuf readRetainedSlice(std::size_t length);
+
+  /// A non-owning view of the readable bytes (see byte_buf_view.hpp for its lifetime rule).
+  ByteBufView slice() const noexcept { return {base_ + readerIndex_, writerIndex_ - readerIndex_}; }
+  /// A non-owning view of [index, index + length), checked against capacity.
+  ByteBufView slice(std::size_t index, std::size_t length) const {
+    checkIndex(index, length, "slice");
+    return {base_ + index, length};
+  }
+  /// A non-owning view of the next length readable bytes; advances readerIndex.
+  ByteBufView readSlice(std::size_t length) {
+    checkReadable(length, "readSlice");
+    ByteBufView v{base_ + readerIndex_, length};
+    readerIndex_ += length;
+    return v;
+  }
+
+  /// Deep copy of the readable bytes into new memory from alloc().
+  ByteBuf copy() const { return copy(readerIndex_, writerIndex_ - readerIndex_); }
+  /// Deep copy of [index, index + length), checked against capacity.
+  ByteBuf copy(std::size_t index, std::size_t length) const;
+
+  /// A read-only handle on the same storage with the same indices. Every set/write, capacity
+  /// change or writable region through it throws ReadOnlyBufferError.
+  ByteBuf asReadOnly() const;
+  bool isReadOnly() const noexcept { return readOnly_; }
+
+  // ---------------------------------------------------------------- bytes
+  /// Copies [index, index + dst.size()) into dst.
+  const ByteBuf& getBytes(std::size_t index, std::span<std::byte> dst) const {
+    checkIndex(index, dst.size(), "getBytes");
+    if (!dst.empty()) std::memcpy(dst.data(), base_ + index, dst.size());
+    return *this;
+  }
+  const ByteBuf& getBytes(std::size_t index, void* dst, std::size_t length) const {
+    return getBytes(index, std::span<std::byte>(static_cast<std::byte*>(dst), length));
+  }
+  /// Copies length bytes at index into dst at dstIndex (dst's indices unchanged).
+  const ByteBuf& getBytes(std::size_t index, ByteBuf& dst, std::size_t dstIndex,
+                          std::size_t length) const;
+  /// Appends length bytes at index to dst (dst's writerIndex advances; dst grows if needed).
+  const ByteBuf& getBytes(std::size_t index, ByteBuf& dst, std::size_t length) const;
+
+  ByteBuf& setBytes(std::size_t index, std::span<const std::byte> src) {
+    checkWritableIndex(index, src.size(), "setBytes");
+    // memmove: src may overlap this buffer's own bytes.
+    if (!src.empty()) std::memmove(base_ + index, src.data(), src.size());
+    return *this;
+  }
+  ByteBuf& setBytes(std::size_t index, const void* src, std::size_t length) {
+    return setBytes(index, std::span<const std::byte>(static_cast<const std::byte*>(src), length));
+  }
+  ByteBuf& setBytes(std::size_t index, std::string_view src) {
+    return setBytes(index, src.data(), src.size());
+  }
+  /// Copies length bytes of src starting at srcIndex (checked against src's capacity).
+  ByteBuf& setBytes(std::size_t index, const ByteBuf& src, std::size_t srcIndex,
+                    std::size_t length);
+  ByteBuf& setZero(std::size_t index, std::size_t length) {
+    checkWritableIndex(index, length, "setZero");
+    if (length != 0) std::memset(base_ + index, 0, length);
+    return *this;
+  }
+
+  /// Reads dst.size() bytes into dst.
+  ByteBuf& readBytes(std::span<std::byte> dst) {
+    checkReadable(dst.size(), "readBytes");
+    if (!dst.empty()) std::memcpy(dst.data(), base_ + readerIndex_, dst.size());
+    readerIndex_ += dst.size();
+    return *this;
+  }
+  ByteBuf& readBytes(void* dst, std::size_t length) {
+    return readBytes(std::span<std::byte>(static_cast<std::byte*>(dst), length));
+  }
+  /// Reads length bytes and appends them to dst (dst grows as needed).
+  ByteBuf& readBytes(ByteBuf& dst, std::size_t length);
+  /// Reads dst.writableBytes() bytes into dst (Netty's readBytes(ByteBuf)).
+  ByteBuf& readBytes(ByteBuf& dst) { return readBytes(dst, dst.writableBytes()); }
+  /// Reads length bytes into a new buffer from alloc() (a copy).
+  ByteBuf readBytes(std::size_t length);
+
+  /// Appends src. src may point into this buffer's own memory (even if the write must grow it).
+  ByteBuf& writeBytes(std::span<const std::byte> src) {
+    if (readOnly_ || src.size() > capacity_ - writerIndex_) return writeBytesSlow(src);
+    if (!src.empty()) std::memcpy(base_ + writerIndex_, src.data(), src.size());
+    writerIndex_ += src.size();
+    return *this;
+  }
+  ByteBuf& writeBytes(const void* src, std::size_t length) {
+    return writeBytes(std::span<const std::byte>(static_cast<const std::byte*>(src), length));
+  }
+  ByteBuf& writeBytes(std::string_view src) { return writeBytes(src.data(), src.size()); }
+  ByteBuf& writeBytes(const ByteBufView& src) { return writeBytes(src.readableSpan()); }
+  /// Writes all of src's readable bytes and advances src's readerIndex past them (Netty's
+  /// writeBytes(ByteBuf)). src may not be *this.
+  ByteBuf& writeBytes(ByteBuf& src) { return writeBytes(src, src.readableBytes()); }
+  /// Writes length of src's readable bytes, advancing src's readerIndex.
+  ByteBuf& writeBytes(ByteBuf& src, std::size_t length);
+  /// Writes length bytes of src at srcIndex (checked against src's capacity); src unchanged.
+  ByteBuf& writeBytes(const ByteBuf& src, std::size_t srcIndex, std::size_t length);
+  ByteBuf& writeZero(std::size_t length) {
+    ensureWritable(length);
+    if (length != 0) std::memset(base_ + writerIndex_, 0, length);
+    writerIndex_ += length;
+    return *this;
+  }
+
+  // ---------------------------------------------------------------- search and compare
+  /// First index of value in [from, to) when from <= to, else the last index of value in
+  /// [to, from) searching backwards (Netty's indexOf). Indices are clamped to capacity; npos when
+  /// not found.
+  std::size_t indexOf(std::size_t from, std::size_t to, std::byte value) const noexcept;
+  std::size_t indexOf(std::size_t from, std::size_t to, std::uint8_t value) const noexcept {
+    return indexOf(from, to, std::byte{value});
+  }
+  /// Bytes between readerIndex and the first value among the readable bytes, or npos.
+  std::size_t bytesBefore(std::byte value) const noexcept {
+    return byte_buf_util::firstIndexOf(readableSpan(), value);
+  }
+  /// Like bytesBefore(value) over the first length readable bytes (checked).
+  std::size_t bytesBefore(std::size_t length, std::byte value) const {
+    checkReadable(length, "bytesBefore");
+    return byte_buf_util::firstIndexOf({base_ + readerIndex_, length}, value);
+  }
+  /// Bytes between index and the first value in [index, index + length) (checked), or npos.
+  std::size_t bytesBefore(std::size_t index, std::size_t length, std::byte value) const {
+    checkIndex(index, length, "bytesBefore");
+    return byte_buf_util::firstIndexOf({base_ + index, length}, value);
+  }
+
+  /// Calls processor(byte) on each readable byte in order until it returns false; returns that
+  /// byte's absolute index, or npos if the processor accepted every byte.
+  template <class Processor>
+  std::size_t forEachByte(Processor&& processor) const {
+    return forEachByte(readerIndex_, writerIndex_ - readerIndex_,
+                       std::forward<Processor>(processor));
+  }
+  /// Same over [index, index + length), checked against capacity.
+  template <class Processor>
+  std::size_t forEachByte(std::size_t index, std::size_t length, Processor&& processor) const {
+    checkIndex(index, length, "forEachByte");
+    for (std::size_t i = index, end = index + length; i < end; ++i) {
+      if (!processor(base_[i])) return i;
+    }
+    return npos;
+  }
+  /// Like forEachByte, from the last readable byte backwards.
+  template <class Processor>
+  std::size_t forEachByteDesc(Processor&& processor) const {
+    return forEachByteDesc(readerIndex_, writerIndex_ - readerIndex_,
+                           std::forward<Processor>(processor));
+  }
+  template <class Processor>
+  std::size_t forEachByteDesc(std::size_t index, std::size_t length, Processor&& processor) const {
+    checkIndex(index, length, "forEachByteDesc");
+    for (std::size_t i = index + length; i-- > index;) {
+      if (!processor(base_[i])) return i;
+    }
+    return npos;
+  }
+
+  /// True when both readable regions hold the same bytes (indices and capacity do not matter).
+  bool equals(const ByteBuf& other) const noexcept { return compare(other) == 0; }
+  /// Unsigned lexicographic comparison of the readable bytes: <0, 0 or >0.
+  int compare(const ByteBuf& other) const noexcept {
+    return byte_buf_util::compare(readableSpan(), other.readableSpan());
+  }
+  /// Hash of the readable bytes, consistent with equals().
+  std::size_t hashCode() const noexcept { return byte_buf_util::hash(readableSpan()); }
+
+  // ---------------------------------------------------------------- debug text
+  /// Hex of the readable bytes ("0aff..."), or of [index, index + length).
+  std::string hexDump() const { return byte_buf_util::hexDump(readableSpan()); }
+  std::string hexDump(std::size_t index, std::size_t length) const {
+    checkIndex(index, length, "hexDump");
+    return byte_buf_util::hexDump({base_ + index, length});
+  }
+  /// Netty's 16-bytes-a-row table of the readable bytes, or of [index, index + length).
+  std::string prettyHexDump() const { return byte_buf_util::prettyHexDump(readableSpan()); }
+  std::string prettyHexDump(std::size_t index, std::size_t length) const {
+    checkIndex(index, length, "prettyHexDump");
+    return byte_buf_util::prettyHexDump({base_ + index, length});
+  }
+  /// One line: "ByteBuf(heap, ridx: 0, widx: 5, cap: 64/2147483647, refCnt: 1)".
+  std::string toString() const;
+
+  // ---------------------------------------------------------------- text (see utf8.hpp)
+  /// UTF-16 to UTF-8; an unpaired surrogate becomes '?' (Java's getBytes(UTF_8)). Returns the
+  /// number of bytes written.
+  std::size_t writeUtf8(std::u16string_view text);
+  /// Code points to UTF-8; surrogates and values above U+10FFFF become '?'.
+  std::size_t writeUtf8(std::u32string_view text);
+  /// Copies text that should be UTF-8, replacing each maximal ill-formed subsequence by U+FFFD.
+  std::size_t writeUtf8(std::string_view text);
+  std::size_t writeUtf8(std::u8string_view text);
+  std::size_t writeUtf8(const char* text) { return writeUtf8(std::string_view(text)); }
+  /// Like writeUtf8(string_view) but throws Utf8Error (with the offset of the first ill-formed
+  /// byte) and writes nothing when the text is not well-formed UTF-8.
+  std::size_t writeUtf8Strict(std::string_view text);
+  std::size_t writeUtf8Strict(std::u8string_view text);
+  /// The setUtf8 forms write at index (checked against capacity) and move no index.
+  std::size_t setUtf8(std::size_t index, std::u16string_view text);
+  std::size_t setUtf8(std::size_t index, std::u32string_view text);
+  std::size_t setUtf8(std::size_t index, std::string_view text);
+  /// One byte per code unit; anything above 0x7F becomes '?'.
+  std::size_t writeAscii(std::u16string_view text);
+  std::size_t writeAscii(std::string_view text);
+  /// Encodes text (UTF-16, like Java's CharSequence) in the given charset.
+  std::size_t writeCharSequence(std::u16string_view text, Charset charset);
+  /// Encodes UTF-8 text in the given charset (ill-formed input replaced, as in writeUtf8).
+  std::size_t writeCharSequence(std::string_view text, Charset charset);
+
+  /// Reads n bytes as UTF-8 (ill-formed subsequences replaced by U+FFFD).
+  std::string readUtf8(std::size_t n);
+  std::string getUtf8(std::size_t index, std::size_t n) const;
+  /// Strict forms: throw Utf8Error naming the offset (relative to the start of the n bytes).
+  std::string readUtf8Strict(std::size_t n);
+  std::string getUtf8Strict(std::size_t index, std::size_t n) const;
+  /// Reads n bytes of UTF-8 as UTF-16 (replacing).
+  std::u16string readUtf8AsUtf16(std::size_t n);
+  std::u16string getUtf8AsUtf16(std::size_t index, std::size_t n) const;
+  /// Reads n bytes as ASCII: bytes above 0x7F become '?'.
+  std::string readAscii(std::size_t n);
+  std::string getAscii(std::size_t index, std::size_t n) const;
+  /// Whether the readable bytes are well-formed UTF-8 / pure ASCII.
+  bool isValidUtf8() const noexcept;
+  bool isAscii() const noexcept;
+
+  /// fmt formatting straight into the buffer's memory: formats into the writable space when the
+  /// result fits, otherwise grows once to the exact size and formats again. Returns bytes written.
+  template <class... Args>
+  std::size_t writeFormat(fmt::format_string<Args...> format, Args&&... args) {
+    return writeFormatV(format, fmt::make_format_args(args...));
+  }
+  std::size_t writeFormatV(fmt::string_view format, fmt::format_args args);
+
+  // ---------------------------------------------------------------- Asio interop
+  /// The readable bytes as an Asio buffer (valid until this buffer reallocates or is destroyed).
+  boost::asio::const_buffer readableBuffer() const noexcept {
+    return {base_ + readerIndex_, writerIndex_ - readerIndex_};
+  }
+  /// The writable region [writerIndex, capacity) as an Asio buffer. Fill it, then commitWrite(n).
+  /// Throws ReadOnlyBufferError on a read-only handle.
+  boost::asio::mutable_buffer writableBuffer() {
+    if (readOnly_ || storage_ == nullptr) checkMutable("writableBuffer");
+    return {base_ + writerIndex_, capacity_ - writerIndex_};
+  }
+  /// ensureWritable(minWritable), then writableBuffer().
+  boost::asio::mutable_buffer writableBuffer(std::size_t minWritable) {
+    ensureWritable(minWritable);
+    return writableBuffer();
+  }
+  /// Makes n bytes written into writableBuffer() readable (checked: n <= writableBytes()).
+  ByteBuf& commitWrite(std::size_t n) {
+    if (readOnly_ || n > capacity_ - writerIndex_) badCommit(n);
+    writerIndex_ += n;
+    return *this;
+  }
+
+  // ---------------------------------------------------------------- raw access
+  /// The readable bytes as a span (valid until reallocation or destruction).
+  std::span<const std::byte> readableSpan() const noexcept {
+    return {base_ + readerIndex_, writerIndex_ - readerIndex_};
+  }
+  /// The readable bytes as text (no validation; valid until reallocation or destruction).
+  std::string_view readableStringView() const noexcept {
+    return {reinterpret_cast<const char*>(base_ + readerIndex_), writerIndex_ - readerIndex_};
+  }
+  /// Memory at index 0 (nullptr for an empty handle).
+  const std::byte* data() const noexcept { return base_; }
+
+  // Unchecked accessors for netbuf's own fast paths (text transcoders, codecs). They do no bounds,
+  // read-only or empty-handle checks: the caller must have called ensureWritable(n) (which does
+  // all three) before writing n bytes at writePtrUnchecked() and committing them.
+  std::byte* writePtrUnchecked() noexcept { return base_ + writerIndex_; }
+  std::byte* mutableDataUnchecked() noexcept { return base_; }
+  void advanceWriterUnchecked(std::size_t n) noexcept { writerIndex_ += n; }
+  const std::byte* readPtr() const noexcept { return base_ + readerIndex_; }
+  void advanceReaderUnchecked(std::size_t n) noexcept { readerIndex_ += n; }
+
+  // ---- The raw operations behind ByteAccessors (see byte_accessors.hpp). ----
+  template <class T, std::size_t N, ByteOrder O>
+  T getValue(std::size_t index) const {
+    if (!detail::fits(index, N, capacity_))
+      detail::throwOutOfBounds(*this, "get", index, N, capacity_);
+    return detail::loadValue<T, N, O>(base_ + index);
+  }
+  template <class T, std::size_t N, ByteOrder O>
+  T readValue() {
+    if (readerIndex_ + N > writerIndex_)
+      detail::throwOutOfBounds(*this, "read", readerIndex_, N, writerIndex_);
+    T v = detail::loadValue<T, N, O>(base_ + readerIndex_);
+    readerIndex_ += N;
+    return v;
+  }
+  template <class T, std::size_t N, ByteOrder O>
+  void setValue(std::size_t index, T value) {
+    checkWritableIndex(index, N, "set");
+    detail::storeValue<T, N, O>(base_ + index, value);
+  }
+  template <class T, std::size_t N, ByteOrder O>
+  void writeValue(T value) {
+    // writerIndex_ <= kMaxCapacityLimit, so the sum cannot overflow. One branch: the bitwise or
+    // folds the (rarely true) read-only test into the capacity test. An empty handle has
+    // capacity 0 and also lands in the slow path, which throws.
+    if (readOnly_ | (writerIndex_ + N > capacity_)) ensureWritableSlow(N);
+    detail::storeValue<T, N, O>(base_ + writerIndex_, value);
+    writerIndex_ += N;
+  }
+
+ private:
+  friend class ByteBufAllocator;
+  friend struct Unpooled;
+
+  ByteBuf(detail::Storage* storage, std::byte* base, std::size_t readerIndex,
+          std::size_t writerIndex, std::size_t capacity, std::size_t maxCapacity,
+          bool readOnly) noexcept
+      : storage_(storage),
+        base_(base),
+        readerIndex_(readerIndex),
+        writerIndex_(writerIndex),
+        capacity_(capacity),
+        maxCapacity_(maxCapacity),
+        readOnly_(readOnly) {}
+
+  void moveFrom(ByteBuf& o) noexcept {
+    storage_ = std::exchange(o.storage_, nullptr);
+    base_ = std::exchange(o.base_, nullptr);
+    readerIndex_ = std::exchange(o.readerIndex_, 0);
+    writerIndex_ = std::exchange(o.writerIndex_, 0);
+    capacity_ = std::exchange(o.capacity_, 0);
+    maxCapacity_ = std::exchange(o.maxCapacity_, 0);
+    markedReaderIndex_ = std::exchange(o.markedReaderIndex_, 0);
+    markedWriterIndex_ = std::exchange(o.markedWriterIndex_, 0);
+    readOnly_ = std::exchange(o.readOnly_, false);
+  }
+
+  void checkIndex(std::size_t index, std::size_t length, const char* what) const {
+    if (!detail::fits(index, length, capacity_))
+      detail::throwOutOfBounds(*this, what, index, length, capacity_);
+  }
+  void checkReadable(std::size_t length, const char* what) const {
+    if (length > writerIndex_ - readerIndex_)
+      detail::throwOutOfBounds(*this, what, readerIndex_, length, writerIndex_);
+  }
+  void checkWritableIndex(std::size_t index, std::size_t length, const char* what) {
+    if (readOnly_ || !detail::fits(index, length, capacity_)) badWritableIndex(index, length, what);
+  }
+  /// Throws the right error for a mutation of an empty or read-only handle.
+  void checkMutable(const char* what) const;
+  [[noreturn]] void badWritableIndex(std::size_t index, std::size_t length, const char* what) const;
+  [[noreturn]] void badWriterIndex(std::size_t index) const;
+  [[noreturn]] void badCommit(std::size_t n) const;
+  void ensureWritableSlow(std::size_t n);
+  ByteBuf& writeBytesSlow(std::span<const std::byte> src);
+  /// Room for n more bytes for a text write: the bound when it already fits, else the exact size
+  /// computed by exactSize() (so a long text never over-reserves 3x). Implemented in the text .cpp.
+  template <class ExactSize>
+  void reserveText(std::size_t bound, ExactSize&& exactSize);
+  /// Moves to memory of newCapacity bytes (or grows into spare room when it can).
+  void reallocate(std::size_t newCapacity);
+
+  // Invariants: readerIndex_ <= writerIndex_ <= capacity_ <= maxCapacity_ <= kMaxCapacityLimit;
+  // base_[0..capacity_) lies inside storage_->data[0..storage_->size); an empty handle has every
+  // field zero/null. Derived handles (slices, duplicates) have maxCapacity_ == capacity_.
+  detail::Storage* storage_ = nullptr;
+  std::byte* base_ = nullptr;
+  std::size_t readerIndex_ = 0;
+  std::size_t writerIndex_ = 0;
+  std::size_t capacity_ = 0;
+  std::size_t maxCapacity_ = 0;
+  std::size_t markedReaderIndex_ = 0;
+  std::size_t markedWriterIndex_ = 0;
+  bool readOnly_ = false;
+};
+
+inline bool operator==(const ByteBuf& a, const ByteBuf& b) noexcept { return a.equals(b); }
+
+// ------------------------------------------------------------------ allocators
+
+/// Where buffers come from. The foundation provides UnpooledByteBufAllocator; the pooled
+/// allocator implements the same interface. Only allocateStorage is virtual and it is called once
+/// per buffer (or per growth), never per byte.
+class ByteBufAllocator {
+ public:
+  static constexpr std::size_t kDefaultInitialCapacity = 256;
+
+  virtual ~ByteBufAllocator() = default;
+
+  /// A buffer with capacity initialCapacity (not zeroed) that may grow to maxCapacity.
+  ByteBuf buffer(std::size_t initialCapacity = kDefaultInitialCapacity,
+                 std::size_t maxCapacity = kDefaultMaxCapacity);
+  /// Same, with the initial capacity zero-filled.
+  ByteBuf zeroedBuffer(std::size_t initialCapacity, std::size_t maxCapacity = kDefaultMaxCapacity);
+
+  virtual bool isPooled() const noexcept = 0;
+
+  /// Returns a storage block (count 1) of at least minCapacity bytes whose `allocator` is this.
+  /// It may be larger (the slack becomes maxFastWritableBytes). Throws std::bad_alloc.
+  virtual detail::Storage* allocateStorage(std::size_t minCapacity) = 0;
+
+  /// Netty's growth policy: minNewCapacity rounded up to a power of two >= 64 below 4 MiB, to a
+  /// multiple of 4 MiB above it, never more than maxCapacity.
+  static std::size_t calculateNewCapacity(std::size_t minNewCapacity, std::size_t maxCapacity);
+
+  /// The process-wide default allocator.
+  static ByteBufAllocator& defaultAllocator() noexcept;
+};
+
+/// Heap memory from aligned operator new, no pooling and no zeroing. One allocation per buffer:
+/// the control block and the data share it.
+class UnpooledByteBufAllocator final : public ByteBufAllocator {
+ public:
+  static UnpooledByteBufAllocator& instance() noexcept;
+  bool isPooled() const noexcept override { return false; }
+  detail::Storage* allocateStorage(std::size_t minCapacity) override;
+};
+
+/// Netty-style factory functions for buffers that do not come from a particular allocator.
+struct Unpooled {
+  /// A heap buffer (default allocator).
+  static ByteBuf buffer(std::size_t initialCapacity = ByteBufAllocator::kDefaultInitialCapacity,
+                        std::size_t maxCapacity = kDefaultMaxCapacity);
+  /// A heap buffer whose initial capacity is zero-filled.
+  static ByteBuf zeroedBuffer(std::size_t initialCapacity,
+                              std::size_t maxCapacity = kDefaultMaxCapacity);
+
+  /// Wraps foreign memory [data, data + size) without copying; deleter(data, size) runs exactly
+  /// once, when the last handle goes. Fully readable; fixed capacity (maxCapacity == size).
+  static ByteBuf wrappedBuffer(void* data, std::size_t size,
+                               std::function<void(void*, std::size_t)> deleter);
+  /// Takes ownership of a string's characters without copying them.
+  static ByteBuf wrappedBuffer(std::string&& bytes);
+  /// Takes ownership of a vector's bytes without copying them.
+  static ByteBuf wrappedBuffer(std::vector<std::byte>&& bytes);
+  /// Wraps memory the caller keeps alive (and unchanged by others) for as long as any handle on it
+  /// exists. Writable, fixed capacity, fully readable.
+  static ByteBuf wrappedUnownedBuffer(std::span<std::byte> bytes);
+  /// Wraps constant memory the caller keeps alive: the buffer is read-only.
+  static ByteBuf wrappedUnownedBuffer(std::span<const std::byte> bytes);
+  static ByteBuf wrappedUnownedBuffer(std::string_view bytes);
+
+  /// A new heap buffer holding a copy of the bytes (fully readable, capacity == size).
+  static ByteBuf copiedBuffer(std::span<const std::byte> bytes);
+  static ByteBuf copiedBuffer(std::string_view bytes);
+  static ByteBuf copiedBuffer(const ByteBuf& buf) { return buf.copy(); }
+};
+
+}  // namespace netbuf
+
+template <>
+struct std::hash<netbuf::ByteBuf> {
+  std::size_t operator()(const netbuf::ByteBuf& b) const noexcept { return b.hashCode(); }
+};
+
+/// fmt support: "{}" prints ByteBuf::toString(); "{:x}" prints prettyHexDump().
+template <>
+struct fmt::formatter<netbuf::ByteBuf> {
+  bool pretty = false;
+  constexpr auto parse(fmt::format_parse_context& ctx) {
+    auto it = ctx.begin();
+    if (it != ctx.end() && *it == 'x') {
+      pretty = true;
+      ++it;
+    }
+    if (it != ctx.end() && *it != '}')
+      throw fmt::format_error("invalid ByteBuf format: use {} or {:x}");
+    return it;
+  }
+  template <class FormatContext>
+  auto format(const netbuf::ByteBuf& buf, FormatContext& ctx) const {
+    const std::string text = pretty ? buf.prettyHexDump() : buf.toString();
+    return fmt::format_to(ctx.out(), "{}", text);
+  }
+};
