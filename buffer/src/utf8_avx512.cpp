@@ -1,0 +1,840 @@
+// The AVX-512 tier, selected at run time when CPUID reports AVX-512 F/BW/VL/VBMI/VBMI2 (and the OS
+// saves the ZMM state). Like utf8_avx2.cpp, the library is built without -mavx512*: every function
+// carries a target attribute and is reached only through the dispatch table.
+//
+// What AVX-512 buys here (techniques from the literature, implemented from scratch):
+//  * Masked loads and stores do not fault on masked-off lanes, so a tail (and a whole short string)
+//    runs through the same vector code as a full block instead of a scalar loop.
+//  * vpcompressb / vpcompressw (VBMI2) squeeze the bytes or units to keep out of a register in one
+//    instruction, so UTF-16 -> UTF-8 needs no shuffle tables: every unit is widened to a lane that
+//    holds all its candidate bytes, and the keep-mask says which of them are real.
+//  * UTF-8 -> UTF-16 decodes whole 64-byte windows: each byte position computes the value it would
+//    have as a 1-, 2- or 3-byte lead, and vpcompressw keeps the positions that really are leads.
+//  * Validation is the Keiser-Lemire lookup method on 64 bytes at a time, with a 256-byte
+//    ASCII-only fast path (one OR-reduction and one test per 256 bytes).
+// Surrogate pairs and 4-byte sequences take a short scalar detour (one code point), then the vector
+// loop resumes right after it.
+
+#if defined(__x86_64__)
+
+// GCC 12's AVX-512 headers start many intrinsics from _mm512_undefined_*(), which its own
+// -Wuninitialized then reports at every inlined use (GCC bug 105593); the values are never read.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#include <array>
+
+#include "utf8_internal.hpp"
+
+#define NETBUF_AVX512                                                                 \
+  __attribute__((                                                                     \
+      target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,avx2,bmi,bmi2,popcnt," \
+             "lzcnt")))
+
+namespace netbuf::utf8::detail {
+namespace {
+
+using Mask64 = std::uint64_t;
+using Mask32 = std::uint32_t;
+
+constexpr Mask64 lowBits64(std::size_t k) noexcept {
+  return k >= 64 ? ~Mask64{0} : (Mask64{1} << k) - 1;
+}
+constexpr Mask32 lowBits32(std::size_t k) noexcept {
+  return k >= 32 ? ~Mask32{0} : (Mask32{1} << k) - 1;
+}
+inline unsigned popcount64(Mask64 m) noexcept {
+  return static_cast<unsigned>(__builtin_popcountll(m));
+}
+inline unsigned popcount32(Mask32 m) noexcept {
+  return static_cast<unsigned>(__builtin_popcount(m));
+}
+inline unsigned ctz64(Mask64 m) noexcept { return static_cast<unsigned>(__builtin_ctzll(m)); }
+
+NETBUF_AVX512 inline __m512i load(const void* p) noexcept { return _mm512_loadu_si512(p); }
+NETBUF_AVX512 inline void store(void* p, __m512i v) noexcept { _mm512_storeu_si512(p, v); }
+
+/// Stores the first `count` bytes of v at d. Masked stores are markedly slower than plain ones on
+/// current cores, so a full 64-byte store is used whenever the destination bound leaves room for
+/// it (the bytes past `count` are scratch, overwritten by the next store or never made visible).
+NETBUF_AVX512 inline void storeFirst(u8* d, __m512i v, unsigned count, bool room) noexcept {
+  if (room)
+    store(d, v);
+  else
+    _mm512_mask_storeu_epi8(d, lowBits64(count), v);
+}
+
+// ---------------------------------------------------------------- UTF-16 -> UTF-8
+
+/// vpermt2b indices: 32-bit lane j of half h gathers [lead byte of unit 16h+j (first table),
+/// low and high byte of its tail word (second table), unused].
+struct Layout3 {
+  alignas(64) u8 idx[2][64];
+  constexpr Layout3() : idx{} {
+    for (int half = 0; half < 2; ++half)
+      for (int j = 0; j < 16; ++j) {
+        const int unit = 16 * half + j;
+        idx[half][4 * j] = static_cast<u8>(2 * unit);
+        idx[half][4 * j + 1] = static_cast<u8>(64 + 2 * unit);
+        idx[half][4 * j + 2] = static_cast<u8>(64 + 2 * unit + 1);
+        idx[half][4 * j + 3] = 0;
+      }
+  }
+};
+constexpr Layout3 kLayout3{};
+
+/// Encodes the units of `v` selected by `live` (32 units, none a surrogate) to d; returns the new
+/// end. Writes exactly the output bytes (masked stores).
+NETBUF_AVX512 inline u8* encode32(__m512i v, Mask32 live, u8* d, const u8* dEnd) noexcept {
+  const Mask32 ascii = _mm512_cmplt_epu16_mask(v, _mm512_set1_epi16(0x80));
+  if ((ascii & live) == live) {
+    if (live == ~Mask32{0})
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(d),
+          _mm512_castsi512_si256(_mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),
+                                                          _mm512_packus_epi16(v, v))));
+    else
+      _mm256_mask_storeu_epi8(d, live, _mm512_cvtepi16_epi8(v));
+    return d + popcount32(live);
+  }
+  const Mask32 below800 = _mm512_cmplt_epu16_mask(v, _mm512_set1_epi16(0x800));
+  if ((below800 & live) == live) {
+    // One or two bytes per unit, as a little-endian word: [lead 110xxxxx | cont 10xxxxxx].
+    const __m512i two = _mm512_or_si512(
+        _mm512_srli_epi16(v, 6),
+        _mm512_ternarylogic_epi32(_mm512_slli_epi16(v, 8), _mm512_set1_epi16(0x3F00),
+                                  _mm512_set1_epi16(-32576 /*0x80C0*/),
+                                  0xEA));  // (a & b) | c
+    const __m512i words = _mm512_mask_blend_epi16(ascii, two, v);
+    // Every byte of a 2-byte unit is non-zero; an ASCII unit keeps its low byte only (which may be
+    // NUL, hence the forced 1 in the copy that is tested).
+    const __m512i marks = _mm512_or_si512(words, _mm512_set1_epi16(1));
+    const Mask64 keep = _mm512_test_epi8_mask(marks, marks) &
+                        _pdep_u64(live, 0x5555555555555555ull) * 3;  // both bytes of live units
+    const __m512i packed = _mm512_maskz_compress_epi8(keep, words);
+    const unsigned count = popcount64(keep);
+    storeFirst(d, packed, count, dEnd - d >= 64);
+    return d + count;
+  }
+  // Up to three bytes per unit. Computed on all 32 units at once as a lead byte (3-byte units
+  // only, else 0) and a little-endian word holding the last one or two bytes; then one vpermt2b
+  // per 16 units lays them out as 32-bit lanes [lead, w0, w1, 0] for vpcompressb.
+  const Mask32 three = ~below800;
+  const __m512i lead3 = _mm512_maskz_mov_epi16(
+      three, _mm512_or_si512(_mm512_srli_epi16(v, 12), _mm512_set1_epi16(0xE0)));
+  const __m512i base = _mm512_mask_mov_epi16(_mm512_set1_epi16(-32576 /*0x80C0*/), three,
+                                             _mm512_set1_epi16(-32640 /*0x8080*/));
+  // [ (v >> 6) & 3F | C0-or-80 , v & 3F | 80 ]
+  const __m512i tail = _mm512_ternarylogic_epi32(
+      _mm512_srli_epi16(v, 6), _mm512_set1_epi16(0x3F),
+      _mm512_ternarylogic_epi32(_mm512_slli_epi16(v, 8), _mm512_set1_epi16(0x3F00), base, 0xEA),
+      0xEA);
+  const __m512i words = _mm512_mask_mov_epi16(tail, ascii, v);
+  for (int half = 0; half < 2; ++half) {
+    const Mask32 lanes = (live >> (16 * half)) & 0xFFFF;
+    if (lanes == 0) break;
+    const __m512i bytes = _mm512_maskz_permutex2var_epi8(0x7777777777777777ull, lead3,
+                                                         load(kLayout3.idx[half]), words);
+    // Kept bytes are exactly the non-zero ones, plus w0 of every lane (an ASCII NUL).
+    const __m512i marks = _mm512_or_si512(bytes, _mm512_set1_epi32(0x100));
+    Mask64 keep = _mm512_test_epi8_mask(marks, marks);
+    if (lanes != 0xFFFF) keep &= _pdep_u64(lanes, 0x1111111111111111ull) * 15;
+    const __m512i packed = _mm512_maskz_compress_epi8(keep, bytes);
+    const unsigned count = popcount64(keep);
+    storeFirst(d, packed, count, dEnd - d >= 64);
+    d += count;
+  }
+  return d;
+}
+
+NETBUF_AVX512 std::size_t encodeUtf8U16(const char16_t* s, std::size_t n, u8* dst) noexcept {
+  std::size_t i = 0;
+  u8* d = dst;
+  const u8* const dEnd = dst + 3 * n;
+  const __m512i surrogateHigh5 = _mm512_set1_epi16(-2048);
+  const __m512i surrogateBase = _mm512_set1_epi16(-10240 /* 0xD800 */);
+  // Full blocks advance i by a constant (a popcount of a mask derived from i would put the mask
+  // arithmetic on the loop-carried path); the masked tail block runs once.
+  while (i < n) {
+    if (i + 64 <= n) {  // ASCII fast path, 64 units per step
+      const __m512i a = load(s + i);
+      const __m512i b = load(s + i + 32);
+      if (_mm512_test_epi16_mask(_mm512_or_si512(a, b), _mm512_set1_epi16(-128)) == 0) {
+        store(d, _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),
+                                          _mm512_packus_epi16(a, b)));
+        d += 64;
+        i += 64;
+        continue;
+      }
+    }
+    const bool full = i + 32 <= n;
+    const Mask32 live = full ? ~Mask32{0} : lowBits32(n - i);
+    const __m512i v = full ? load(s + i) : _mm512_maskz_loadu_epi16(live, s + i);
+    const Mask32 surrogate =
+        _mm512_mask_cmpeq_epi16_mask(live, _mm512_and_si512(v, surrogateHigh5), surrogateBase);
+    if (surrogate == 0) {
+      if (full) {
+        d = encode32(v, ~Mask32{0}, d, dEnd);
+        i += 32;
+        continue;
+      }
+      d = encode32(v, live, d, dEnd);
+      break;
+    }
+    // Vector up to the first surrogate, then the scalar step for that one unit (or pair).
+    const unsigned k = static_cast<unsigned>(__builtin_ctz(surrogate));
+    if (k != 0) d = encode32(v, lowBits32(k), d, dEnd);
+    std::size_t j = i + k;
+    u8* e = d;
+    encodeU16Step(s, j, j + 1, n, e);
+    i = j;
+    d = e;
+  }
+  return static_cast<std::size_t>(d - dst);
+}
+
+NETBUF_AVX512 std::size_t utf8BytesU16(const char16_t* s, std::size_t n) noexcept {
+  std::size_t i = 0;
+  std::size_t total = 0;
+  const __m512i surrogateHigh5 = _mm512_set1_epi16(-2048);
+  const __m512i surrogateBase = _mm512_set1_epi16(-10240);
+  while (i < n) {
+    const bool full = i + 32 <= n;
+    const Mask32 live = full ? ~Mask32{0} : lowBits32(n - i);
+    const __m512i v = full ? load(s + i) : _mm512_maskz_loadu_epi16(live, s + i);
+    const Mask32 surrogate =
+        _mm512_mask_cmpeq_epi16_mask(live, _mm512_and_si512(v, surrogateHigh5), surrogateBase);
+    if (surrogate == 0 && full) {
+      total += 32 + popcount32(_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x80))) +
+               popcount32(_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x800)));
+      i += 32;
+      continue;
+    }
+    const Mask32 prefix =
+        surrogate == 0 ? live : lowBits32(static_cast<unsigned>(__builtin_ctz(surrogate)));
+    const Mask32 ge80 = _mm512_mask_cmpge_epu16_mask(prefix, v, _mm512_set1_epi16(0x80));
+    const Mask32 ge800 = _mm512_mask_cmpge_epu16_mask(prefix, v, _mm512_set1_epi16(0x800));
+    total += popcount32(prefix) + popcount32(ge80) + popcount32(ge800);
+    i += popcount32(prefix);
+    if (surrogate != 0) total += countU16Step(s, i, i + 1, n);
+  }
+  return total;
+}
+
+// ---------------------------------------------------------------- UTF-32 -> UTF-8
+
+NETBUF_AVX512 std::size_t utf8BytesU32(const char32_t* s, std::size_t n) noexcept {
+  std::size_t i = 0;
+  std::size_t total = 0;
+  const __m512i surrogateHigh = _mm512_set1_epi32(-2048);
+  const __m512i surrogateBase = _mm512_set1_epi32(0xD800);
+  while (i < n) {
+    const bool full = i + 16 <= n;
+    const __mmask16 live = full ? __mmask16{0xFFFF} : static_cast<__mmask16>(lowBits32(n - i));
+    const __m512i v = full ? load(s + i) : _mm512_maskz_loadu_epi32(live, s + i);
+    const __mmask16 invalid = static_cast<__mmask16>(
+        _mm512_mask_cmpeq_epi32_mask(live, _mm512_and_si512(v, surrogateHigh), surrogateBase) |
+        _mm512_mask_cmpgt_epu32_mask(live, v, _mm512_set1_epi32(0x10FFFF)));
+    const unsigned ge80 = _mm512_mask_cmpgt_epu32_mask(live, v, _mm512_set1_epi32(0x7F));
+    const unsigned ge800 = _mm512_mask_cmpgt_epu32_mask(live, v, _mm512_set1_epi32(0x7FF));
+    const unsigned ge10000 = _mm512_mask_cmpgt_epu32_mask(live, v, _mm512_set1_epi32(0xFFFF));
+    const unsigned ok = static_cast<unsigned>(~invalid) & 0xFFFF;
+    total += popcount32(live) + popcount32(ge80 & ok) + popcount32(ge800 & ok) +
+             popcount32(ge10000 & ok);
+    i += full ? 16 : n - i;
+  }
+  return total;
+}
+
+/// Encodes up to 16 code points (all valid, all below U+10000) selected by `lanes`.
+NETBUF_AVX512 inline u8* encode16x32(__m512i w, __mmask16 lanes, u8* d, const u8* dEnd) noexcept {
+  const __mmask16 a = _mm512_cmplt_epu32_mask(w, _mm512_set1_epi32(0x80));
+  if ((a & lanes) == lanes) {
+    if (lanes == 0xFFFF)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d),
+                       _mm512_castsi512_si128(_mm512_permutexvar_epi8(
+                           _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x3C383430,
+                                            0x2C282420, 0x1C181410, 0x0C080400),
+                           w)));
+    else
+      _mm_mask_storeu_epi8(d, lanes, _mm512_cvtepi32_epi8(w));
+    return d + popcount32(lanes);
+  }
+  const __mmask16 b = _mm512_cmplt_epu32_mask(w, _mm512_set1_epi32(0x800));
+  const __m512i t = _mm512_ternarylogic_epi32(_mm512_slli_epi32(w, 2), _mm512_set1_epi32(0x3F00),
+                                              _mm512_srli_epi32(w, 12), 0xEA);
+  const __m512i u = _mm512_ternarylogic_epi32(_mm512_slli_epi32(w, 16), _mm512_set1_epi32(0x3F0000),
+                                              _mm512_set1_epi32(0x8080E0), 0xEA);
+  const __m512i three = _mm512_or_si512(t, u);
+  const __m512i two =
+      _mm512_or_si512(_mm512_srli_epi32(w, 6),
+                      _mm512_ternarylogic_epi32(_mm512_slli_epi32(w, 8), _mm512_set1_epi32(0x3F00),
+                                                _mm512_set1_epi32(0x80C0), 0xEA));
+  __m512i bytes = _mm512_mask_mov_epi32(three, b, two);
+  bytes = _mm512_mask_mov_epi32(bytes, a, w);
+  const __m512i marks = _mm512_or_si512(bytes, _mm512_set1_epi32(1));
+  const Mask64 keep =
+      _mm512_test_epi8_mask(marks, marks) & _pdep_u64(lanes, 0x1111111111111111ull) * 15;
+  const __m512i packed = _mm512_maskz_compress_epi8(keep, bytes);
+  const unsigned count = popcount64(keep);
+  storeFirst(d, packed, count, dEnd - d >= 64);
+  return d + count;
+}
+
+NETBUF_AVX512 std::size_t encodeUtf8U32(const char32_t* s, std::size_t n, u8* dst) noexcept {
+  std::size_t i = 0;
+  u8* d = dst;
+  const u8* const dEnd = dst + 4 * n;
+  const __m512i surrogateHigh = _mm512_set1_epi32(-2048);
+  const __m512i surrogateBase = _mm512_set1_epi32(0xD800);
+  while (i < n) {
+    const bool full = i + 16 <= n;
+    const __mmask16 live = full ? __mmask16{0xFFFF} : static_cast<__mmask16>(lowBits32(n - i));
+    const __m512i v = full ? load(s + i) : _mm512_maskz_loadu_epi32(live, s + i);
+    // Lanes the vector form cannot take: 4-byte values, surrogates, values above U+10FFFF.
+    const unsigned other = static_cast<unsigned>(
+        _mm512_mask_cmpgt_epu32_mask(live, v, _mm512_set1_epi32(0xFFFF)) |
+        _mm512_mask_cmpeq_epi32_mask(live, _mm512_and_si512(v, surrogateHigh), surrogateBase));
+    if (other == 0) {
+      if (full) {
+        d = encode16x32(v, 0xFFFF, d, dEnd);
+        i += 16;
+        continue;
+      }
+      d = encode16x32(v, live, d, dEnd);
+      break;
+    }
+    const unsigned k = static_cast<unsigned>(__builtin_ctz(other));
+    if (k != 0) d = encode16x32(v, static_cast<__mmask16>(lowBits32(k)), d, dEnd);
+    d = encodeU32One(s[i + k], d);
+    i += k + 1;
+  }
+  return static_cast<std::size_t>(d - dst);
+}
+
+// ---------------------------------------------------------------- UTF-8 validation
+
+constexpr u8 kTooShort = 1 << 0;
+constexpr u8 kTooLong = 1 << 1;
+constexpr u8 kOverlong3 = 1 << 2;
+constexpr u8 kTooLarge = 1 << 3;
+constexpr u8 kSurrogate = 1 << 4;
+constexpr u8 kOverlong2 = 1 << 5;
+constexpr u8 kTooLarge1000 = 1 << 6;
+constexpr u8 kOverlong4 = 1 << 6;
+constexpr u8 kTwoConts = 1 << 7;
+constexpr u8 kCarry = kTooShort | kTooLong | kTwoConts;
+
+constexpr std::array<u8, 16> kByte1High = {
+    kTooLong,
+    kTooLong,
+    kTooLong,
+    kTooLong,
+    kTooLong,
+    kTooLong,
+    kTooLong,
+    kTooLong,
+    kTwoConts,
+    kTwoConts,
+    kTwoConts,
+    kTwoConts,
+    kTooShort | kOverlong2,                              // 1100____
+    kTooShort,                                           // 1101____
+    kTooShort | kOverlong3 | kSurrogate,                 // 1110____
+    kTooShort | kTooLarge | kTooLarge1000 | kOverlong4,  // 1111____
+};
+constexpr std::array<u8, 16> kByte1Low = {
+    kCarry | kOverlong3 | kOverlong2 | kOverlong4,
+    kCarry | kOverlong2,
+    kCarry,
+    kCarry,
+    kCarry | kTooLarge,
+    kCarry | kTooLarge | kTooLarge1000,
+    kCarry | kTooLarge | kTooLarge1000,
+    kCarry | kTooLarge | kTooLarge1000,
+    kCarry | kTooLarge | kTooLarge1000,
+    kCarry | kTooLarge | kTooLarge1000,
+    kCarry | kTooLarge | kTooLarge1000,
+    kCarry | kTooLarge | kTooLarge1000,
+    kCarry | kTooLarge | kTooLarge1000,
+    kCarry | kTooLarge | kTooLarge1000 | kSurrogate,
+    kCarry | kTooLarge | kTooLarge1000,
+    kCarry | kTooLarge | kTooLarge1000,
+};
+constexpr std::array<u8, 16> kByte2High = {
+    kTooShort,
+    kTooShort,
+    kTooShort,
+    kTooShort,
+    kTooShort,
+    kTooShort,
+    kTooShort,
+    kTooShort,
+    kTooLong | kOverlong2 | kTwoConts | kOverlong3 | kTooLarge1000 | kOverlong4,
+    kTooLong | kOverlong2 | kTwoConts | kOverlong3 | kTooLarge,
+    kTooLong | kOverlong2 | kTwoConts | kSurrogate | kTooLarge,
+    kTooLong | kOverlong2 | kTwoConts | kSurrogate | kTooLarge,
+    kTooShort,
+    kTooShort,
+    kTooShort,
+    kTooShort,
+};
+
+/// vpermt2b indices: result byte k is input[k - N] for k >= N, else prev[64 - N + k].
+template <int N>
+struct PrevIndex {
+  alignas(64) u8 idx[64];
+  constexpr PrevIndex() : idx{} {
+    for (int k = 0; k < 64; ++k) idx[k] = static_cast<u8>(k >= N ? k - N : 128 - N + k);
+  }
+};
+constexpr PrevIndex<1> kPrev1{};
+constexpr PrevIndex<2> kPrev2{};
+constexpr PrevIndex<3> kPrev3{};
+
+/// Bytes that leave a sequence open at the block's end when they sit in its last three slots are
+/// those above these limits.
+struct IncompleteMax {
+  alignas(64) u8 max[64];
+  constexpr IncompleteMax() : max{} {
+    for (u8& b : max) b = 0xFF;
+    max[61] = 0xF0 - 1;
+    max[62] = 0xE0 - 1;
+    max[63] = 0xC0 - 1;
+  }
+};
+constexpr IncompleteMax kIncompleteMax{};
+
+struct Validator {
+  __m512i t1h, t1l, t2h, nibble, third, fourth, incompleteMax, prev1, prev2, prev3;
+};
+
+NETBUF_AVX512 inline __m512i table16(const std::array<u8, 16>& t) noexcept {
+  return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.data())));
+}
+
+NETBUF_AVX512 inline Validator makeValidator() noexcept {
+  Validator v;
+  v.t1h = table16(kByte1High);
+  v.t1l = table16(kByte1Low);
+  v.t2h = table16(kByte2High);
+  v.nibble = _mm512_set1_epi8(0x0F);
+  v.third = _mm512_set1_epi8(static_cast<char>(0xE0 - 0x80));
+  v.fourth = _mm512_set1_epi8(static_cast<char>(0xF0 - 0x80));
+  v.incompleteMax = load(kIncompleteMax.max);
+  v.prev1 = load(kPrev1.idx);
+  v.prev2 = load(kPrev2.idx);
+  v.prev3 = load(kPrev3.idx);
+  return v;
+}
+
+/// Mask of bytes of `input` flagged ill-formed given the previous 64 bytes `prev`. An error is
+/// flagged at the byte where it becomes visible: a missing continuation at the position where the
+/// continuation should have been.
+NETBUF_AVX512 inline Mask64 blockErrors(const Validator& v, __m512i input, __m512i prev) noexcept {
+  const __m512i prev1 = _mm512_permutex2var_epi8(input, v.prev1, prev);
+  const __m512i b1h =
+      _mm512_shuffle_epi8(v.t1h, _mm512_and_si512(_mm512_srli_epi16(prev1, 4), v.nibble));
+  const __m512i b1l = _mm512_shuffle_epi8(v.t1l, _mm512_and_si512(prev1, v.nibble));
+  const __m512i b2h =
+      _mm512_shuffle_epi8(v.t2h, _mm512_and_si512(_mm512_srli_epi16(input, 4), v.nibble));
+  const __m512i special = _mm512_ternarylogic_epi32(b1h, b1l, b2h, 0x80);  // a & b & c
+  const __m512i is3 = _mm512_subs_epu8(_mm512_permutex2var_epi8(input, v.prev2, prev), v.third);
+  const __m512i is4 = _mm512_subs_epu8(_mm512_permutex2var_epi8(input, v.prev3, prev), v.fourth);
+  // must23: high bit set where a 3rd/4th byte is required; special has kTwoConts (0x80) exactly
+  // where two continuations are adjacent, so XOR leaves 0x80 only on a mismatch.
+  const __m512i must23 =
+      _mm512_ternarylogic_epi32(is3, is4, _mm512_set1_epi8(static_cast<char>(0x80)),
+                                0xA8);  // (a | b) & c
+  return _mm512_test_epi8_mask(_mm512_xor_si512(must23, special),
+                               _mm512_xor_si512(must23, special));
+}
+
+NETBUF_AVX512 inline bool openAtEnd(const Validator& v, __m512i input) noexcept {
+  return _mm512_test_epi8_mask(_mm512_subs_epu8(input, v.incompleteMax),
+                               _mm512_subs_epu8(input, v.incompleteMax)) != 0;
+}
+
+/// Shared driver of the validating kernels (same protocol as the AVX2 tier's): `block(i, input,
+/// len)` for each well-formed block (len < 64 only for the masked final block), `rewind(b, i)` to
+/// drop the bytes [b, i) of an open sequence already accepted, `scalar(i, stop)` over ill-formed
+/// regions (returns false to stop early).
+template <class Policy>
+NETBUF_AVX512 inline void validateDriver(const u8* s, std::size_t n, Policy& policy) noexcept {
+  const Validator v = makeValidator();
+  std::size_t i = 0;
+  std::size_t floor = 0;
+  __m512i prev = _mm512_setzero_si512();
+  bool open = false;  // the previous block ended inside a sequence
+  while (i < n) {
+    if (!open) {
+      // ASCII fast path: 256 bytes per test.
+      while (i + 256 <= n) {
+        const __m512i a = load(s + i);
+        const __m512i b = load(s + i + 64);
+        const __m512i c = load(s + i + 128);
+        const __m512i e = load(s + i + 192);
+        const __m512i any = _mm512_ternarylogic_epi32(_mm512_or_si512(a, b), c, e, 0xFE);
+        if (_mm512_movepi8_mask(any) != 0) break;
+        policy.ascii4(i, a, b, c, e);
+        prev = e;
+        i += 256;
+      }
+      if (i >= n) break;
+    }
+    const bool full = i + 64 <= n;
+    const std::size_t len = full ? 64 : n - i;
+    const __m512i input = full ? load(s + i) : _mm512_maskz_loadu_epi8(lowBits64(len), s + i);
+    bool ok;
+    if (_mm512_movepi8_mask(input) == 0) {
+      ok = !open;
+      open = false;
+    } else {
+      // In a short final block the zero padding after an open sequence is itself an error.
+      ok = blockErrors(v, input, prev) == 0;
+      open = len == 64 && openAtEnd(v, input);
+    }
+    if (ok) {
+      if (full) {
+        policy.block(i, input, 64);
+        prev = input;
+        i += 64;
+        continue;
+      }
+      policy.block(i, input, len);
+      i = n;
+      break;
+    }
+    const std::size_t b = backToBoundary(s, i, floor);
+    policy.rewind(b, i);
+    std::size_t j = b;
+    if (!policy.scalar(j, i + len)) return;
+    i = floor = j;
+    prev = _mm512_setzero_si512();
+    open = false;
+  }
+  if (open) {  // the input ends inside a sequence
+    const std::size_t b = backToBoundary(s, n, floor);
+    policy.rewind(b, n);
+    std::size_t j = b;
+    policy.scalar(j, n);
+  }
+}
+
+struct CopyPolicy {
+  const u8* s;
+  std::size_t n;
+  u8* d;
+  NETBUF_AVX512 void ascii4(std::size_t, __m512i a, __m512i b, __m512i c, __m512i e) noexcept {
+    store(d, a);
+    store(d + 64, b);
+    store(d + 128, c);
+    store(d + 192, e);
+    d += 256;
+  }
+  NETBUF_AVX512 void block(std::size_t, __m512i input, std::size_t len) noexcept {
+    if (len == 64)
+      store(d, input);
+    else
+      _mm512_mask_storeu_epi8(d, lowBits64(len), input);
+    d += len;
+  }
+  void rewind(std::size_t b, std::size_t i) noexcept { d -= i - b; }
+  bool scalar(std::size_t& i, std::size_t stop) noexcept {
+    copyReplacingStep(s, i, stop, n, d);
+    return true;
+  }
+};
+
+NETBUF_AVX512 std::size_t copyReplacing(const u8* s, std::size_t n, u8* dst) noexcept {
+  CopyPolicy p{s, n, dst};
+  validateDriver(s, n, p);
+  return static_cast<std::size_t>(p.d - dst);
+}
+
+struct CountReplacingPolicy {
+  const u8* s;
+  std::size_t n;
+  std::size_t total = 0;
+  NETBUF_AVX512 void ascii4(std::size_t, __m512i, __m512i, __m512i, __m512i) noexcept {
+    total += 256;
+  }
+  NETBUF_AVX512 void block(std::size_t, __m512i, std::size_t len) noexcept { total += len; }
+  void rewind(std::size_t b, std::size_t i) noexcept { total -= i - b; }
+  bool scalar(std::size_t& i, std::size_t stop) noexcept {
+    total += countReplacingStep(s, i, stop, n);
+    return true;
+  }
+};
+
+NETBUF_AVX512 std::size_t replacingBytes(const u8* s, std::size_t n) noexcept {
+  CountReplacingPolicy p{s, n};
+  validateDriver(s, n, p);
+  return p.total;
+}
+
+struct FirstInvalidPolicy {
+  const u8* s;
+  std::size_t n;
+  std::size_t result = static_cast<std::size_t>(-1);
+  NETBUF_AVX512 void ascii4(std::size_t, __m512i, __m512i, __m512i, __m512i) noexcept {}
+  NETBUF_AVX512 void block(std::size_t, __m512i, std::size_t) noexcept {}
+  void rewind(std::size_t, std::size_t) noexcept {}
+  bool scalar(std::size_t& i, std::size_t stop) noexcept {
+    result = firstInvalidStep(s, i, stop, n);
+    return result == static_cast<std::size_t>(-1);
+  }
+};
+
+NETBUF_AVX512 std::size_t firstInvalid(const u8* s, std::size_t n) noexcept {
+  FirstInvalidPolicy p{s, n};
+  validateDriver(s, n, p);
+  return p.result;
+}
+
+struct Utf16LengthPolicy {
+  const u8* s;
+  std::size_t n;
+  std::size_t total = 0;
+  NETBUF_AVX512 void ascii4(std::size_t, __m512i, __m512i, __m512i, __m512i) noexcept {
+    total += 256;
+  }
+  // Well-formed block: one unit per non-continuation byte, one more per 4-byte lead.
+  NETBUF_AVX512 void block(std::size_t, __m512i input, std::size_t len) noexcept {
+    const Mask64 live = lowBits64(len);
+    const Mask64 cont = _mm512_mask_cmplt_epi8_mask(live, input, _mm512_set1_epi8(-64));
+    const Mask64 four =
+        _mm512_mask_cmpge_epu8_mask(live, input, _mm512_set1_epi8(static_cast<char>(0xF0)));
+    total += len - popcount64(cont) + popcount64(four);
+  }
+  void rewind(std::size_t b, std::size_t i) noexcept {
+    if (b < i) total -= s[b] >= 0xF0 ? 2 : 1;
+  }
+  bool scalar(std::size_t& i, std::size_t stop) noexcept {
+    total += countUtf16Step(s, i, stop, n);
+    return true;
+  }
+};
+
+NETBUF_AVX512 std::size_t utf16Length(const u8* s, std::size_t n) noexcept {
+  Utf16LengthPolicy p{s, n};
+  validateDriver(s, n, p);
+  return p.total;
+}
+
+// ---------------------------------------------------------------- UTF-8 -> UTF-16
+
+/// vpermb indices that place byte (base + j + k) of a 64-byte register in the low byte of 16-bit
+/// lane j (the high byte is zeroed by the write mask).
+struct WidenIndex {
+  alignas(64) u8 idx[6][64];
+  constexpr WidenIndex() : idx{} {
+    for (int half = 0; half < 2; ++half)
+      for (int k = 0; k < 3; ++k)
+        for (int j = 0; j < 32; ++j) {
+          idx[3 * half + k][2 * j] = static_cast<u8>((32 * half + j + k) & 63);
+          idx[3 * half + k][2 * j + 1] = 0;
+        }
+  }
+};
+constexpr WidenIndex kWiden{};
+
+/// Decodes the well-formed 1-3 byte sequences whose leads are the bits of `leads` (all within the
+/// 64-byte window `in`, every sequence complete inside it) and stores the units at d.
+NETBUF_AVX512 inline char16_t* decodeWindow(__m512i in, Mask64 leads, char16_t* d,
+                                            const char16_t* dEnd) noexcept {
+  constexpr Mask64 kLowBytes = 0x5555555555555555ull;
+  for (int half = 0; half < 2; ++half) {
+    const Mask32 l = static_cast<Mask32>(leads >> (32 * half));
+    if (l == 0) continue;
+    const __m512i x0 = _mm512_maskz_permutexvar_epi8(kLowBytes, load(kWiden.idx[3 * half]), in);
+    const __m512i x1 = _mm512_maskz_permutexvar_epi8(kLowBytes, load(kWiden.idx[3 * half + 1]), in);
+    const __m512i x2 = _mm512_maskz_permutexvar_epi8(kLowBytes, load(kWiden.idx[3 * half + 2]), in);
+    const __m512i low6 = _mm512_set1_epi16(0x3F);
+    const __m512i cont1 = _mm512_slli_epi16(_mm512_and_si512(x1, low6), 6);
+    // 3-byte lead: x0 << 12 keeps the lead's low nibble; 2-byte: (x0 & 1F) << 6.
+    const __m512i three = _mm512_ternarylogic_epi32(_mm512_slli_epi16(x0, 12), cont1,
+                                                    _mm512_and_si512(x2, low6), 0xFE);  // a|b|c
+    const __m512i two = _mm512_ternarylogic_epi32(
+        _mm512_slli_epi16(x0, 6), _mm512_set1_epi16(0x7C0), _mm512_and_si512(x1, low6), 0xEA);
+    const Mask32 ascii = _mm512_cmplt_epu16_mask(x0, _mm512_set1_epi16(0x80));
+    const Mask32 lead2 = _mm512_cmplt_epu16_mask(x0, _mm512_set1_epi16(0xE0));
+    __m512i units = _mm512_mask_mov_epi16(three, lead2, two);
+    units = _mm512_mask_mov_epi16(units, ascii, x0);
+    const __m512i packed = _mm512_maskz_compress_epi16(l, units);
+    const unsigned count = popcount32(l);
+    if (dEnd - d >= 32)
+      store(d, packed);
+    else
+      _mm512_mask_storeu_epi16(d, lowBits32(count), packed);
+    d += count;
+  }
+  return d;
+}
+
+NETBUF_AVX512 std::size_t utf8ToUtf16(const u8* s, std::size_t n, char16_t* dst) noexcept {
+  const Validator v = makeValidator();
+  std::size_t i = 0;
+  char16_t* d = dst;
+  const char16_t* const dEnd = dst + n;
+  const __m512i zero = _mm512_setzero_si512();
+  while (i < n) {
+    const std::size_t len = n - i < 64 ? n - i : 64;
+    const Mask64 live = lowBits64(len);
+    const __m512i in = len == 64 ? load(s + i) : _mm512_maskz_loadu_epi8(live, s + i);
+    if (_mm512_movepi8_mask(in) == 0) {  // ASCII: widen
+      if (len == 64) {                   // d - dst <= i: 64 units fit
+        store(d, _mm512_cvtepu8_epi16(_mm512_castsi512_si256(in)));
+        store(d + 32, _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(in, 1)));
+        d += 64;
+        i += 64;
+        continue;
+      }
+      _mm512_mask_storeu_epi16(d, lowBits32(len), _mm512_cvtepu8_epi16(_mm512_castsi512_si256(in)));
+      if (len > 32)
+        _mm512_mask_storeu_epi16(d + 32, lowBits32(len - 32),
+                                 _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(in, 1)));
+      d += len;
+      i += len;
+      continue;
+    }
+    // i is a code point boundary and everything before it was well-formed (or replaced), so the
+    // window validates on its own: "previous bytes" are ASCII.
+    const Mask64 ge0 = _mm512_cmpge_epu8_mask(in, _mm512_set1_epi8(static_cast<char>(0xC0)));
+    const Mask64 geE0 = _mm512_cmpge_epu8_mask(in, _mm512_set1_epi8(static_cast<char>(0xE0)));
+    const Mask64 geF0 = _mm512_cmpge_epu8_mask(in, _mm512_set1_epi8(static_cast<char>(0xF0)));
+    // A lead in the last three live bytes whose sequence would run past the window.
+    Mask64 crossing = (ge0 >> (len - 1) & 1) << (len - 1);
+    if (len >= 2) crossing |= (geE0 >> (len - 2) & 1) << (len - 2);
+    if (len >= 3) crossing |= (geF0 >> (len - 3) & 1) << (len - 3);
+    const std::size_t end = crossing != 0 ? ctz64(crossing) : len;
+    // A sequence cut short by `end` is flagged at `end` itself (the byte there is not a
+    // continuation), so checking errors through `end` proves [0, end) well-formed.
+    const Mask64 errors = blockErrors(v, in, zero) & lowBits64(end < len ? end + 1 : len);
+    Utf16Sink sink{d};
+    if (errors == 0) {
+      // Vector decode up to the first 4-byte lead (or the window's last boundary).
+      const Mask64 four = geF0 & lowBits64(end);
+      const std::size_t stop = four != 0 ? ctz64(four) : end;
+      if (stop != 0) {
+        const Mask64 cont = _mm512_cmplt_epi8_mask(in, _mm512_set1_epi8(-64));
+        d = decodeWindow(in, ~cont & lowBits64(stop), d, dEnd);
+        i += stop;
+        if (stop == end) continue;
+      }
+      // A 4-byte sequence (a surrogate pair), or a sequence truncated by the end of the input:
+      // one code point (or maximal subpart) through the scalar decoder.
+      sink.d = d;
+      decodeStep(s, i, i + 1, n, sink);
+      d = sink.d;
+      continue;
+    }
+    // Ill-formed bytes: the scalar decoder replaces them over this window and stops on a
+    // boundary; the next window validates afresh from there.
+    decodeStep(s, i, i + len, n, sink);
+    d = sink.d;
+  }
+  return static_cast<std::size_t>(d - dst);
+}
+
+// ---------------------------------------------------------------- ASCII-run kernels
+
+NETBUF_AVX512 bool isAscii512(const u8* s, std::size_t n) noexcept {
+  std::size_t i = 0;
+  for (; i + 256 <= n; i += 256) {
+    const __m512i any = _mm512_ternarylogic_epi32(_mm512_or_si512(load(s + i), load(s + i + 64)),
+                                                  load(s + i + 128), load(s + i + 192), 0xFE);
+    if (_mm512_movepi8_mask(any) != 0) return false;
+  }
+  for (; i < n; i += 64) {
+    const std::size_t len = n - i < 64 ? n - i : 64;
+    if (_mm512_movepi8_mask(_mm512_maskz_loadu_epi8(lowBits64(len), s + i)) != 0) return false;
+  }
+  return true;
+}
+
+/// Units with any bit of highMask set become '?', then narrowed; 32 units per step.
+NETBUF_AVX512 inline void narrowU16(const char16_t* s, std::size_t n, u8* d,
+                                    short highMask) noexcept {
+  const __m512i mask = _mm512_set1_epi16(highMask);
+  const __m512i question = _mm512_set1_epi16('?');
+  std::size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    const __m512i a = load(s + i);
+    const __m512i b = load(s + i + 32);
+    const __m512i na = _mm512_mask_mov_epi16(a, _mm512_test_epi16_mask(a, mask), question);
+    const __m512i nb = _mm512_mask_mov_epi16(b, _mm512_test_epi16_mask(b, mask), question);
+    // vpackuswb works per 128-bit lane; vpermq puts the eight 8-byte groups back in order.
+    store(d + i, _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),
+                                          _mm512_packus_epi16(na, nb)));
+  }
+  for (; i < n; i += 32) {
+    const Mask32 live = lowBits32(n - i);
+    const __m512i v = _mm512_maskz_loadu_epi16(live, s + i);
+    const Mask32 bad = _mm512_test_epi16_mask(v, mask);
+    _mm256_mask_storeu_epi8(d + i, live,
+                            _mm512_cvtepi16_epi8(_mm512_mask_mov_epi16(v, bad, question)));
+  }
+}
+
+NETBUF_AVX512 void encodeAsciiU16(const char16_t* s, std::size_t n, u8* d) noexcept {
+  narrowU16(s, n, d, -128);
+}
+NETBUF_AVX512 void encodeLatin1(const char16_t* s, std::size_t n, u8* d) noexcept {
+  narrowU16(s, n, d, -256);
+}
+
+NETBUF_AVX512 void encodeAscii8(const u8* s, std::size_t n, u8* d) noexcept {
+  const __m512i question = _mm512_set1_epi8('?');
+  std::size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    const __m512i v = load(s + i);
+    store(d + i, _mm512_mask_mov_epi8(v, _mm512_movepi8_mask(v), question));
+  }
+  for (; i < n; i += 64) {
+    const Mask64 live = lowBits64(n - i);
+    const __m512i v = _mm512_maskz_loadu_epi8(live, s + i);
+    _mm512_mask_storeu_epi8(d + i, live, _mm512_mask_mov_epi8(v, _mm512_movepi8_mask(v), question));
+  }
+}
+
+NETBUF_AVX512 void encodeUtf16(const char16_t* s, std::size_t n, u8* d, bool bigEndian) noexcept {
+  if (!bigEndian) {
+    std::memcpy(d, s, 2 * n);
+    return;
+  }
+  const __m512i swap = _mm512_set4_epi32(0x0E0F0C0D, 0x0A0B0809, 0x06070405, 0x02030001);
+  for (std::size_t i = 0; i < n; i += 32) {
+    const Mask32 live = lowBits32(n - i);
+    _mm512_mask_storeu_epi16(d + 2 * i, live,
+                             _mm512_shuffle_epi8(_mm512_maskz_loadu_epi16(live, s + i), swap));
+  }
+}
+
+// Decoders to Latin-1 and to UTF-16 bytes: the AVX2 tier's kernels are already ASCII-run based;
+// reuse them (one extra indirect call per call, not per byte).
+std::size_t utf8ToLatin1(const u8* s, std::size_t n, u8* dst) noexcept {
+  return kAvx2Kernels.utf8ToLatin1(s, n, dst);
+}
+std::size_t utf8ToUtf16Bytes(const u8* s, std::size_t n, u8* dst, bool bigEndian) noexcept {
+  return kAvx2Kernels.utf8ToUtf16Bytes(s, n, dst, bigEndian);
+}
+
+}  // namespace
+
+const Kernels kAvx512Kernels = {
+    utf8BytesU16, utf8BytesU32, replacingBytes,   encodeUtf8U16, encodeUtf8U32, copyReplacing,
+    firstInvalid, isAscii512,   encodeAsciiU16,   encodeAscii8,  encodeLatin1,  encodeUtf16,
+    utf8ToLatin1, utf8ToUtf16,  utf8ToUtf16Bytes, utf16Length,
+};
+
+}  // namespace netbuf::utf8::detail
+
+#endif  // __x86_64__
