@@ -27,12 +27,9 @@ std::string_view toString(StorageKind kind) noexcept {
 
 namespace detail {
 
-void Storage::retain() {
-  const std::uint32_t before = refs.fetch_add(1, std::memory_order_relaxed);
-  if (before == std::numeric_limits<std::uint32_t>::max()) [[unlikely]] {
-    refs.fetch_sub(1, std::memory_order_relaxed);
-    throw Error("ByteBuf reference count overflow (more than 2^32-1 handles on one storage)");
-  }
+void Storage::refCountOverflow() {
+  refs.fetch_sub(1, std::memory_order_relaxed);
+  throw Error("ByteBuf reference count overflow (more than 2^32-1 handles on one storage)");
 }
 
 void throwOutOfBounds(const ByteBuf& buf, const char* what, std::size_t index, std::size_t length,
@@ -45,6 +42,10 @@ void throwOutOfBounds(const ByteBuf& buf, const char* what, std::size_t index, s
       fmt::format("{}: index {}, length {} out of bounds (expected "
                   "index + length <= {}) in {}",
                   what, index, length, bound, buf.toString()));
+}
+
+void throwIllFormedUtf8(const char* what, std::size_t offset) {
+  throw Utf8Error(fmt::format("{}: ill-formed UTF-8 at offset {}", what, offset), offset);
 }
 
 void throwViewOutOfBounds(std::size_t index, std::size_t length, std::size_t bound,
@@ -74,6 +75,7 @@ void ByteBuf::badWritableIndex(std::size_t index, std::size_t length, const char
 }
 
 void ByteBuf::badWriterIndex(std::size_t index) const {
+  if (storage_ == nullptr) checkMutable("writerIndex");
   throw IndexOutOfBoundsError(fmt::format(
       "writerIndex: {} (expected: readerIndex({}) <= writerIndex <= capacity({})) in {}", index,
       readerIndex_, capacity_, toString()));
@@ -105,7 +107,7 @@ ByteBuf ByteBuf::adopt(detail::Storage* storage, std::size_t capacity, std::size
 }
 
 std::size_t ByteBuf::maxFastWritableBytes() const noexcept {
-  if (storage_ == nullptr || readOnly_) return 0;
+  if (writeBlocked_) return 0;
   const std::size_t room = storage_->size - static_cast<std::size_t>(base_ - storage_->data);
   return std::min(room, maxCapacity_) - writerIndex_;
 }
@@ -170,7 +172,7 @@ EnsureWritableResult ByteBuf::ensureWritable(std::size_t n, bool force) {
   return EnsureWritableResult::Grew;
 }
 
-ByteBuf& ByteBuf::writeBytesSlow(std::span<const std::byte> src) {
+void ByteBuf::appendBytesSlow(std::span<const std::byte> src) {
   // src may point into this buffer's current storage, which the growth below would release:
   // hold a reference on it until the copy is done.
   detail::Storage* old = storage_;
@@ -184,11 +186,11 @@ ByteBuf& ByteBuf::writeBytesSlow(std::span<const std::byte> src) {
   ensureWritableSlow(src.size());
   if (!src.empty()) std::memmove(base_ + writerIndex_, src.data(), src.size());
   writerIndex_ += src.size();
-  return *this;
 }
 
 ByteBuf& ByteBuf::setIndex(std::size_t readerIndex, std::size_t writerIndex) {
   if (readerIndex > writerIndex || writerIndex > capacity_) {
+    if (storage_ == nullptr) checkMutable("setIndex");
     throw IndexOutOfBoundsError(fmt::format(
         "setIndex: readerIndex: {}, writerIndex: {} (expected: 0 <= readerIndex <= writerIndex <= "
         "capacity({})) in {}",
@@ -199,34 +201,23 @@ ByteBuf& ByteBuf::setIndex(std::size_t readerIndex, std::size_t writerIndex) {
   return *this;
 }
 
-namespace {
-// Netty's AbstractByteBuf.adjustMarkers: marks move down with the discarded bytes, clamped at 0.
-void adjustMarkers(std::size_t& markedReader, std::size_t& markedWriter, std::size_t decrement) {
-  if (markedReader <= decrement) {
-    markedReader = 0;
-    markedWriter = markedWriter <= decrement ? 0 : markedWriter - decrement;
-  } else {
-    markedReader -= decrement;
-    markedWriter -= decrement;
-  }
-}
-}  // namespace
-
 ByteBuf& ByteBuf::discardReadBytes() {
+  // Read-only handles refuse even when nothing would move (Netty's ReadOnlyByteBuf does too).
+  if (writeBlocked_ && storage_ != nullptr) checkMutable("discardReadBytes");
   if (readerIndex_ == 0) return *this;
   if (readerIndex_ != writerIndex_) {
-    checkMutable("discardReadBytes");
     std::memmove(base_, base_ + readerIndex_, writerIndex_ - readerIndex_);
     writerIndex_ -= readerIndex_;
   } else {
     writerIndex_ = 0;
   }
-  adjustMarkers(markedReaderIndex_, markedWriterIndex_, readerIndex_);
+  detail::adjustMarkers(markedReaderIndex_, markedWriterIndex_, readerIndex_);
   readerIndex_ = 0;
   return *this;
 }
 
 ByteBuf& ByteBuf::discardSomeReadBytes() {
+  if (writeBlocked_ && storage_ != nullptr) checkMutable("discardSomeReadBytes");
   if (readerIndex_ == 0) return *this;
   if (readerIndex_ == writerIndex_ || readerIndex_ >= capacity_ / 2) return discardReadBytes();
   return *this;
@@ -251,22 +242,6 @@ ByteBuf ByteBuf::retainedDuplicate() const {
   return ByteBuf(storage_, base_, readerIndex_, writerIndex_, capacity_, capacity_, readOnly_);
 }
 
-ByteBuf ByteBuf::retainedSlice(std::size_t index, std::size_t length) const {
-  if (storage_ == nullptr) checkMutable("retainedSlice");
-  checkIndex(index, length, "retainedSlice");
-  storage_->retain();
-  return ByteBuf(storage_, base_ + index, 0, length, length, length, readOnly_);
-}
-
-ByteBuf ByteBuf::readRetainedSlice(std::size_t length) {
-  if (storage_ == nullptr) checkMutable("readRetainedSlice");
-  checkReadable(length, "readRetainedSlice");
-  storage_->retain();
-  ByteBuf slice(storage_, base_ + readerIndex_, 0, length, length, length, readOnly_);
-  readerIndex_ += length;
-  return slice;
-}
-
 ByteBuf ByteBuf::copy(std::size_t index, std::size_t length) const {
   if (storage_ == nullptr) checkMutable("copy");
   checkIndex(index, length, "copy");
@@ -284,65 +259,11 @@ ByteBuf ByteBuf::asReadOnly() const {
 
 // ------------------------------------------------------------------ ByteBuf: bytes
 
-const ByteBuf& ByteBuf::getBytes(std::size_t index, ByteBuf& dst, std::size_t dstIndex,
-                                 std::size_t length) const {
-  checkIndex(index, length, "getBytes");
-  dst.setBytes(dstIndex, base_ + index, length);
-  return *this;
-}
-
-const ByteBuf& ByteBuf::getBytes(std::size_t index, ByteBuf& dst, std::size_t length) const {
-  checkIndex(index, length, "getBytes");
-  dst.writeBytes(base_ + index, length);
-  return *this;
-}
-
-ByteBuf& ByteBuf::setBytes(std::size_t index, const ByteBuf& src, std::size_t srcIndex,
-                           std::size_t length) {
-  src.checkIndex(srcIndex, length, "setBytes(source)");
-  return setBytes(index, src.base_ + srcIndex, length);
-}
-
-ByteBuf& ByteBuf::readBytes(ByteBuf& dst, std::size_t length) {
-  checkReadable(length, "readBytes");
-  const std::size_t from = readerIndex_;
-  dst.writeBytes(base_ + from, length);  // safe even when dst is *this (see writeBytes)
-  readerIndex_ = from + length;
-  return *this;
-}
-
 ByteBuf ByteBuf::readBytes(std::size_t length) {
   checkReadable(length, "readBytes");
   ByteBuf out = copy(readerIndex_, length);
   readerIndex_ += length;
   return out;
-}
-
-ByteBuf& ByteBuf::writeBytes(ByteBuf& src, std::size_t length) {
-  src.checkReadable(length, "writeBytes(source)");
-  const std::size_t from = src.readerIndex_;
-  writeBytes(src.base_ + from, length);
-  src.readerIndex_ = from + length;
-  return *this;
-}
-
-ByteBuf& ByteBuf::writeBytes(const ByteBuf& src, std::size_t srcIndex, std::size_t length) {
-  src.checkIndex(srcIndex, length, "writeBytes(source)");
-  return writeBytes(src.base_ + srcIndex, length);
-}
-
-std::size_t ByteBuf::indexOf(std::size_t from, std::size_t to, std::byte value) const noexcept {
-  if (capacity_ == 0) return npos;
-  if (from <= to) {
-    to = std::min(to, capacity_);
-    if (from >= to) return npos;
-    const std::size_t hit = byte_buf_util::firstIndexOf({base_ + from, to - from}, value);
-    return hit == npos ? npos : from + hit;
-  }
-  from = std::min(from, capacity_);
-  if (to >= from) return npos;
-  const std::size_t hit = byte_buf_util::lastIndexOf({base_ + to, from - to}, value);
-  return hit == npos ? npos : to + hit;
 }
 
 // ------------------------------------------------------------------ allocators
@@ -353,7 +274,12 @@ ByteBuf ByteBufAllocator::buffer(std::size_t initialCapacity, std::size_t maxCap
         "buffer: initialCapacity: {} (expected: 0 <= initialCapacity <= maxCapacity({}) <= {})",
         initialCapacity, maxCapacity, kMaxCapacityLimit));
   }
-  return ByteBuf::adopt(allocateStorage(initialCapacity), initialCapacity, maxCapacity);
+  detail::Storage* s = allocateStorage(initialCapacity);
+  // allocateStorage promises at least initialCapacity bytes; adopt() re-checks everything (and
+  // costs a call), so it is only the fallback for an allocator that broke that promise.
+  if (s->size < initialCapacity) [[unlikely]]
+    return ByteBuf::adopt(s, initialCapacity, maxCapacity);
+  return ByteBuf(s, s->data, 0, 0, initialCapacity, maxCapacity, false);
 }
 
 ByteBuf ByteBufAllocator::zeroedBuffer(std::size_t initialCapacity, std::size_t maxCapacity) {
@@ -383,9 +309,10 @@ std::size_t ByteBufAllocator::calculateNewCapacity(std::size_t minNewCapacity,
   return std::min(newCapacity, maxCapacity);
 }
 
-ByteBufAllocator& ByteBufAllocator::defaultAllocator() noexcept {
-  return UnpooledByteBufAllocator::instance();
-}
+// defaultAllocator()/setDefaultAllocator() are defined in pooled_byte_buf_allocator.cpp, which can
+// construct either kind of allocator.
+
+detail::Storage* ByteBufAllocator::storageOf(const ByteBuf& buf) noexcept { return buf.storage_; }
 
 namespace {
 
@@ -509,6 +436,7 @@ ByteBuf Unpooled::wrappedUnownedBuffer(std::span<const std::byte> bytes) {
   ByteBuf b = wrappedUnownedBuffer(
       std::span<std::byte>(const_cast<std::byte*>(bytes.data()), bytes.size()));
   b.readOnly_ = true;
+  b.writeBlocked_ = true;
   return b;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -17,8 +18,11 @@ void appendHexByte(std::string& out, std::byte b) {
 }
 
 std::uint64_t load64(const std::byte* p) noexcept {
+  // Little-endian value regardless of the host, so the incremental Hasher (which assembles
+  // partial words byte by byte) agrees with the whole-range path.
   std::uint64_t v;
   std::memcpy(&v, p, sizeof v);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
   return v;
 }
 
@@ -104,23 +108,48 @@ int compare(std::span<const std::byte> a, std::span<const std::byte> b) noexcept
   return a.size() < b.size() ? -1 : 1;
 }
 
-std::size_t hash(std::span<const std::byte> bytes) noexcept {
-  constexpr std::uint64_t kSeed = 0x9e3779b97f4a7c15ULL;
-  constexpr std::uint64_t kMul = 0xbf58476d1ce4e5b9ULL;
-  std::uint64_t h = kSeed ^ (bytes.size() * kMul);
+namespace {
+constexpr std::uint64_t kSeed = 0x9e3779b97f4a7c15ULL;
+constexpr std::uint64_t kMul = 0xbf58476d1ce4e5b9ULL;
+}  // namespace
+
+Hasher::Hasher(std::size_t totalLength) noexcept : h_(kSeed ^ (totalLength * kMul)) {}
+
+void Hasher::update(std::span<const std::byte> bytes) noexcept {
   const std::byte* p = bytes.data();
   std::size_t n = bytes.size();
+  // Complete a partial word left by the previous piece, byte by byte (little-endian assembly, the
+  // same value memcpy gives on the whole-range path).
+  while (pendingCount_ != 0 && n != 0) {
+    pending_ |= static_cast<std::uint64_t>(*p++) << (8 * pendingCount_);
+    --n;
+    if (++pendingCount_ == 8) {
+      h_ = mix(h_ ^ pending_, kMul);
+      pending_ = 0;
+      pendingCount_ = 0;
+    }
+  }
   while (n >= 8) {
-    h = mix(h ^ load64(p), kMul);
+    h_ = mix(h_ ^ load64(p), kMul);
     p += 8;
     n -= 8;
   }
-  if (n != 0) {
-    std::uint64_t tail = 0;
-    std::memcpy(&tail, p, n);
-    h = mix(h ^ tail ^ (static_cast<std::uint64_t>(n) << 56), kMul);
+  for (std::size_t i = 0; i < n; ++i) {
+    pending_ |= static_cast<std::uint64_t>(p[i]) << (8 * pendingCount_++);
   }
-  return static_cast<std::size_t>(mix(h, kSeed));
+}
+
+std::size_t Hasher::finish() noexcept {
+  if (pendingCount_ != 0) {
+    h_ = mix(h_ ^ pending_ ^ (static_cast<std::uint64_t>(pendingCount_) << 56), kMul);
+  }
+  return static_cast<std::size_t>(mix(h_, kSeed));
+}
+
+std::size_t hash(std::span<const std::byte> bytes) noexcept {
+  Hasher h(bytes.size());
+  h.update(bytes);
+  return h.finish();
 }
 
 }  // namespace netbuf::byte_buf_util

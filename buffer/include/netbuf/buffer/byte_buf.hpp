@@ -40,13 +40,16 @@
 // memory (one function pointer, called once, when the count reaches zero).
 
 #include <fmt/format.h>
+#include <array>
 #include <atomic>
 #include <boost/asio/buffer.hpp>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <netbuf/buffer/byte_accessors.hpp>
+#include <netbuf/buffer/byte_buf_allocator.hpp>
 #include <netbuf/buffer/byte_buf_util.hpp>
 #include <netbuf/buffer/byte_buf_view.hpp>
 #include <netbuf/buffer/byte_processor.hpp>
@@ -74,9 +77,6 @@ enum class StorageKind : std::uint8_t {
 
 std::string_view toString(StorageKind kind) noexcept;
 
-/// Text encodings accepted by ByteBuf::writeCharSequence.
-enum class Charset : std::uint8_t { Utf8, Ascii, Latin1, Utf16BE, Utf16LE };
-
 /// Result of the non-throwing ByteBuf::ensureWritable(n, force); values match Netty's ints.
 enum class EnsureWritableResult : int {
   AlreadyWritable = 0,     ///< Enough room already; capacity unchanged.
@@ -85,10 +85,7 @@ enum class EnsureWritableResult : int {
   Grew = 3,       ///< Capacity increased to fit the request.
 };
 
-/// Netty's default maximum capacity (Integer.MAX_VALUE).
-inline constexpr std::size_t kDefaultMaxCapacity = 0x7fffffff;
-/// No buffer may be larger than this, so index + length of any validated pair never overflows.
-inline constexpr std::size_t kMaxCapacityLimit = static_cast<std::size_t>(-1) >> 2;
+// kDefaultMaxCapacity and kMaxCapacityLimit are defined in limits.hpp.
 
 namespace detail {
 
@@ -109,8 +106,26 @@ struct Storage {
   ByteBufAllocator* allocator = nullptr;
   DestroyFn destroy = nullptr;
 
-  void retain();
+  void retain() {
+    const std::uint32_t before = refs.fetch_add(1, std::memory_order_relaxed);
+    if (before == UINT32_MAX) [[unlikely]]
+      refCountOverflow();
+  }
+  [[noreturn]] void refCountOverflow();
   void release() noexcept {
+    // Fast path (as folly's IOBuf): the caller holds a reference, so a count of 1 means it holds
+    // the only one. No other thread holds a reference either, and a new one can only be made
+    // through a handle the caller owns, so nobody can change the count concurrently and the
+    // locked decrement can be skipped. The acquire load reads the value written by the last
+    // other releaser's fetch_sub (a release operation), so every write made through other handles
+    // happens-before destroy, exactly as with the RMW below. The count is still set to 0, so
+    // that a stray retain() after the last release is seen as a double release by allocators
+    // that check for it.
+    if (refs.load(std::memory_order_acquire) == 1) {
+      refs.store(0, std::memory_order_relaxed);
+      destroy(this);
+      return;
+    }
     // Acquire-release: the thread that frees must see every write made through other handles.
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(this);
   }
@@ -128,6 +143,8 @@ constexpr bool fits(std::size_t index, std::size_t length, std::size_t limit) no
 
 class ByteBuf : public ByteAccessors<ByteBuf> {
  public:
+  /// One piece of memory: ByteAccessors compiles out its segmented paths.
+  static constexpr bool kContiguous = true;
   static constexpr std::size_t npos = byte_buf_util::npos;
 
   /// An empty handle (no storage). See the ownership notes above.
@@ -159,6 +176,7 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
     readerIndex_ = writerIndex_ = capacity_ = maxCapacity_ = 0;
     markedReaderIndex_ = markedWriterIndex_ = 0;
     readOnly_ = false;
+    writeBlocked_ = true;
   }
 
   /// True when the handle owns storage (not default-constructed, not moved-from).
@@ -197,9 +215,9 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   std::size_t maxWritableBytes() const noexcept { return maxCapacity_ - writerIndex_; }
   bool isReadable() const noexcept { return writerIndex_ > readerIndex_; }
   bool isReadable(std::size_t n) const noexcept { return n <= writerIndex_ - readerIndex_; }
-  bool isWritable() const noexcept { return !readOnly_ && capacity_ > writerIndex_; }
+  bool isWritable() const noexcept { return !writeBlocked_ && capacity_ > writerIndex_; }
   bool isWritable(std::size_t n) const noexcept {
-    return !readOnly_ && n <= capacity_ - writerIndex_;
+    return !writeBlocked_ && n <= capacity_ - writerIndex_;
   }
 
   /// readerIndex = writerIndex = 0; content and capacity unchanged.
@@ -235,7 +253,7 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   /// up to 4 MiB, then 4 MiB steps, capped at maxCapacity). Throws IndexOutOfBoundsError when
   /// writerIndex + n > maxCapacity, ReadOnlyBufferError on a read-only handle.
   ByteBuf& ensureWritable(std::size_t n) {
-    if (readOnly_ || n > capacity_ - writerIndex_) ensureWritableSlow(n);
+    if (writeBlocked_ || n > capacity_ - writerIndex_) ensureWritableSlow(n);
     return *this;
   }
   /// Non-throwing form (except for read-only/empty handles); see EnsureWritableResult.
@@ -255,9 +273,21 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   /// A new handle on [readerIndex, writerIndex); its indices are 0 and readableBytes().
   ByteBuf retainedSlice() const { return retainedSlice(readerIndex_, writerIndex_ - readerIndex_); }
   /// A new handle on [index, index + length) (checked against capacity), fully readable.
-  ByteBuf retainedSlice(std::size_t index, std::size_t length) const;
+  ByteBuf retainedSlice(std::size_t index, std::size_t length) const {
+    if (storage_ == nullptr) checkMutable("retainedSlice");
+    checkIndexRange(index, length, "retainedSlice");
+    storage_->retain();
+    return ByteBuf(storage_, base_ + index, 0, length, length, length, readOnly_);
+  }
   /// retainedSlice(readerIndex, length), then advances readerIndex by length.
-  ByteBuf readRetainedSlice(std::size_t length);
+  ByteBuf readRetainedSlice(std::size_t length) {
+    if (storage_ == nullptr) checkMutable("readRetainedSlice");
+    checkReadableRange(length, "readRetainedSlice");
+    storage_->retain();
+    const std::size_t at = readerIndex_;
+    readerIndex_ = at + length;
+    return ByteBuf(storage_, base_ + at, 0, length, length, length, readOnly_);
+  }
 
   /// A non-owning view of the readable bytes (see byte_buf_view.hpp for its lifetime rule).
   ByteBufView slice() const noexcept { return {base_ + readerIndex_, writerIndex_ - readerIndex_}; }
@@ -284,224 +314,31 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   ByteBuf asReadOnly() const;
   bool isReadOnly() const noexcept { return readOnly_; }
 
-  // ---------------------------------------------------------------- bytes
-  /// Copies [index, index + dst.size()) into dst.
-  const ByteBuf& getBytes(std::size_t index, std::span<std::byte> dst) const {
-    checkIndex(index, dst.size(), "getBytes");
-    if (!dst.empty()) std::memcpy(dst.data(), base_ + index, dst.size());
-    return *this;
-  }
-  const ByteBuf& getBytes(std::size_t index, void* dst, std::size_t length) const {
-    return getBytes(index, std::span<std::byte>(static_cast<std::byte*>(dst), length));
-  }
-  /// Copies length bytes at index into dst at dstIndex (dst's indices unchanged).
-  const ByteBuf& getBytes(std::size_t index, ByteBuf& dst, std::size_t dstIndex,
-                          std::size_t length) const;
-  /// Appends length bytes at index to dst (dst's writerIndex advances; dst grows if needed).
-  const ByteBuf& getBytes(std::size_t index, ByteBuf& dst, std::size_t length) const;
-
-  ByteBuf& setBytes(std::size_t index, std::span<const std::byte> src) {
-    checkWritableIndex(index, src.size(), "setBytes");
-    // memmove: src may overlap this buffer's own bytes.
-    if (!src.empty()) std::memmove(base_ + index, src.data(), src.size());
-    return *this;
-  }
-  ByteBuf& setBytes(std::size_t index, const void* src, std::size_t length) {
-    return setBytes(index, std::span<const std::byte>(static_cast<const std::byte*>(src), length));
-  }
-  ByteBuf& setBytes(std::size_t index, std::string_view src) {
-    return setBytes(index, src.data(), src.size());
-  }
-  /// Copies length bytes of src starting at srcIndex (checked against src's capacity).
-  ByteBuf& setBytes(std::size_t index, const ByteBuf& src, std::size_t srcIndex,
-                    std::size_t length);
-  ByteBuf& setZero(std::size_t index, std::size_t length) {
-    checkWritableIndex(index, length, "setZero");
-    if (length != 0) std::memset(base_ + index, 0, length);
-    return *this;
-  }
-
-  /// Reads dst.size() bytes into dst.
-  ByteBuf& readBytes(std::span<std::byte> dst) {
-    checkReadable(dst.size(), "readBytes");
-    if (!dst.empty()) std::memcpy(dst.data(), base_ + readerIndex_, dst.size());
-    readerIndex_ += dst.size();
-    return *this;
-  }
-  ByteBuf& readBytes(void* dst, std::size_t length) {
-    return readBytes(std::span<std::byte>(static_cast<std::byte*>(dst), length));
-  }
-  /// Reads length bytes and appends them to dst (dst grows as needed).
-  ByteBuf& readBytes(ByteBuf& dst, std::size_t length);
-  /// Reads dst.writableBytes() bytes into dst (Netty's readBytes(ByteBuf)).
-  ByteBuf& readBytes(ByteBuf& dst) { return readBytes(dst, dst.writableBytes()); }
+  // ---------------------------------------------------------------- bytes, search, text
+  // getBytes/setBytes/readBytes/writeBytes, setZero/writeZero, indexOf/bytesBefore/forEachByte,
+  // equals/compare/hashCode, hexDump/prettyHexDump, the UTF-8/ASCII text family and writeFormat
+  // come from ByteAccessors (byte_accessors.hpp), shared with ByteBufView and CompositeByteBuf.
+  using ByteAccessors<ByteBuf>::readBytes;
   /// Reads length bytes into a new buffer from alloc() (a copy).
   ByteBuf readBytes(std::size_t length);
 
-  /// Appends src. src may point into this buffer's own memory (even if the write must grow it).
-  ByteBuf& writeBytes(std::span<const std::byte> src) {
-    if (readOnly_ || src.size() > capacity_ - writerIndex_) return writeBytesSlow(src);
-    if (!src.empty()) std::memcpy(base_ + writerIndex_, src.data(), src.size());
-    writerIndex_ += src.size();
-    return *this;
-  }
-  ByteBuf& writeBytes(const void* src, std::size_t length) {
-    return writeBytes(std::span<const std::byte>(static_cast<const std::byte*>(src), length));
-  }
-  ByteBuf& writeBytes(std::string_view src) { return writeBytes(src.data(), src.size()); }
-  ByteBuf& writeBytes(const ByteBufView& src) { return writeBytes(src.readableSpan()); }
-  /// Writes all of src's readable bytes and advances src's readerIndex past them (Netty's
-  /// writeBytes(ByteBuf)). src may not be *this.
-  ByteBuf& writeBytes(ByteBuf& src) { return writeBytes(src, src.readableBytes()); }
-  /// Writes length of src's readable bytes, advancing src's readerIndex.
-  ByteBuf& writeBytes(ByteBuf& src, std::size_t length);
-  /// Writes length bytes of src at srcIndex (checked against src's capacity); src unchanged.
-  ByteBuf& writeBytes(const ByteBuf& src, std::size_t srcIndex, std::size_t length);
-  ByteBuf& writeZero(std::size_t length) {
-    ensureWritable(length);
-    if (length != 0) std::memset(base_ + writerIndex_, 0, length);
-    writerIndex_ += length;
-    return *this;
-  }
-
-  // ---------------------------------------------------------------- search and compare
-  /// First index of value in [from, to) when from <= to, else the last index of value in
-  /// [to, from) searching backwards (Netty's indexOf). Indices are clamped to capacity; npos when
-  /// not found.
-  std::size_t indexOf(std::size_t from, std::size_t to, std::byte value) const noexcept;
-  std::size_t indexOf(std::size_t from, std::size_t to, std::uint8_t value) const noexcept {
-    return indexOf(from, to, std::byte{value});
-  }
-  /// Bytes between readerIndex and the first value among the readable bytes, or npos.
-  std::size_t bytesBefore(std::byte value) const noexcept {
-    return byte_buf_util::firstIndexOf(readableSpan(), value);
-  }
-  /// Like bytesBefore(value) over the first length readable bytes (checked).
-  std::size_t bytesBefore(std::size_t length, std::byte value) const {
-    checkReadable(length, "bytesBefore");
-    return byte_buf_util::firstIndexOf({base_ + readerIndex_, length}, value);
-  }
-  /// Bytes between index and the first value in [index, index + length) (checked), or npos.
-  std::size_t bytesBefore(std::size_t index, std::size_t length, std::byte value) const {
-    checkIndex(index, length, "bytesBefore");
-    return byte_buf_util::firstIndexOf({base_ + index, length}, value);
-  }
-
-  /// Calls processor(byte) on each readable byte in order until it returns false; returns that
-  /// byte's absolute index, or npos if the processor accepted every byte.
-  template <class Processor>
-  std::size_t forEachByte(Processor&& processor) const {
-    return forEachByte(readerIndex_, writerIndex_ - readerIndex_,
-                       std::forward<Processor>(processor));
-  }
-  /// Same over [index, index + length), checked against capacity.
-  template <class Processor>
-  std::size_t forEachByte(std::size_t index, std::size_t length, Processor&& processor) const {
-    checkIndex(index, length, "forEachByte");
-    for (std::size_t i = index, end = index + length; i < end; ++i) {
-      if (!processor(base_[i])) return i;
-    }
-    return npos;
-  }
-  /// Like forEachByte, from the last readable byte backwards.
-  template <class Processor>
-  std::size_t forEachByteDesc(Processor&& processor) const {
-    return forEachByteDesc(readerIndex_, writerIndex_ - readerIndex_,
-                           std::forward<Processor>(processor));
-  }
-  template <class Processor>
-  std::size_t forEachByteDesc(std::size_t index, std::size_t length, Processor&& processor) const {
-    checkIndex(index, length, "forEachByteDesc");
-    for (std::size_t i = index + length; i-- > index;) {
-      if (!processor(base_[i])) return i;
-    }
-    return npos;
-  }
-
-  /// True when both readable regions hold the same bytes (indices and capacity do not matter).
-  bool equals(const ByteBuf& other) const noexcept { return compare(other) == 0; }
-  /// Unsigned lexicographic comparison of the readable bytes: <0, 0 or >0.
-  int compare(const ByteBuf& other) const noexcept {
-    return byte_buf_util::compare(readableSpan(), other.readableSpan());
-  }
-  /// Hash of the readable bytes, consistent with equals().
-  std::size_t hashCode() const noexcept { return byte_buf_util::hash(readableSpan()); }
-
-  // ---------------------------------------------------------------- debug text
-  /// Hex of the readable bytes ("0aff..."), or of [index, index + length).
-  std::string hexDump() const { return byte_buf_util::hexDump(readableSpan()); }
-  std::string hexDump(std::size_t index, std::size_t length) const {
-    checkIndex(index, length, "hexDump");
-    return byte_buf_util::hexDump({base_ + index, length});
-  }
-  /// Netty's 16-bytes-a-row table of the readable bytes, or of [index, index + length).
-  std::string prettyHexDump() const { return byte_buf_util::prettyHexDump(readableSpan()); }
-  std::string prettyHexDump(std::size_t index, std::size_t length) const {
-    checkIndex(index, length, "prettyHexDump");
-    return byte_buf_util::prettyHexDump({base_ + index, length});
-  }
   /// One line: "ByteBuf(heap, ridx: 0, widx: 5, cap: 64/2147483647, refCnt: 1)".
   std::string toString() const;
-
-  // ---------------------------------------------------------------- text (see utf8.hpp)
-  /// UTF-16 to UTF-8; an unpaired surrogate becomes '?' (Java's getBytes(UTF_8)). Returns the
-  /// number of bytes written.
-  std::size_t writeUtf8(std::u16string_view text);
-  /// Code points to UTF-8; surrogates and values above U+10FFFF become '?'.
-  std::size_t writeUtf8(std::u32string_view text);
-  /// Copies text that should be UTF-8, replacing each maximal ill-formed subsequence by U+FFFD.
-  std::size_t writeUtf8(std::string_view text);
-  std::size_t writeUtf8(std::u8string_view text);
-  std::size_t writeUtf8(const char* text) { return writeUtf8(std::string_view(text)); }
-  /// Like writeUtf8(string_view) but throws Utf8Error (with the offset of the first ill-formed
-  /// byte) and writes nothing when the text is not well-formed UTF-8.
-  std::size_t writeUtf8Strict(std::string_view text);
-  std::size_t writeUtf8Strict(std::u8string_view text);
-  /// The setUtf8 forms write at index (checked against capacity) and move no index.
-  std::size_t setUtf8(std::size_t index, std::u16string_view text);
-  std::size_t setUtf8(std::size_t index, std::u32string_view text);
-  std::size_t setUtf8(std::size_t index, std::string_view text);
-  /// One byte per code unit; anything above 0x7F becomes '?'.
-  std::size_t writeAscii(std::u16string_view text);
-  std::size_t writeAscii(std::string_view text);
-  /// Encodes text (UTF-16, like Java's CharSequence) in the given charset.
-  std::size_t writeCharSequence(std::u16string_view text, Charset charset);
-  /// Encodes UTF-8 text in the given charset (ill-formed input replaced, as in writeUtf8).
-  std::size_t writeCharSequence(std::string_view text, Charset charset);
-
-  /// Reads n bytes as UTF-8 (ill-formed subsequences replaced by U+FFFD).
-  std::string readUtf8(std::size_t n);
-  std::string getUtf8(std::size_t index, std::size_t n) const;
-  /// Strict forms: throw Utf8Error naming the offset (relative to the start of the n bytes).
-  std::string readUtf8Strict(std::size_t n);
-  std::string getUtf8Strict(std::size_t index, std::size_t n) const;
-  /// Reads n bytes of UTF-8 as UTF-16 (replacing).
-  std::u16string readUtf8AsUtf16(std::size_t n);
-  std::u16string getUtf8AsUtf16(std::size_t index, std::size_t n) const;
-  /// Reads n bytes as ASCII: bytes above 0x7F become '?'.
-  std::string readAscii(std::size_t n);
-  std::string getAscii(std::size_t index, std::size_t n) const;
-  /// Whether the readable bytes are well-formed UTF-8 / pure ASCII.
-  bool isValidUtf8() const noexcept;
-  bool isAscii() const noexcept;
-
-  /// fmt formatting straight into the buffer's memory: formats into the writable space when the
-  /// result fits, otherwise grows once to the exact size and formats again. Returns bytes written.
-  template <class... Args>
-  std::size_t writeFormat(fmt::format_string<Args...> format, Args&&... args) {
-    return writeFormatV(format, fmt::make_format_args(args...));
-  }
-  std::size_t writeFormatV(fmt::string_view format, fmt::format_args args);
 
   // ---------------------------------------------------------------- Asio interop
   /// The readable bytes as an Asio buffer (valid until this buffer reallocates or is destroyed).
   boost::asio::const_buffer readableBuffer() const noexcept {
     return {base_ + readerIndex_, writerIndex_ - readerIndex_};
   }
+  /// The readable bytes as an Asio ConstBufferSequence (one buffer), so code that gathers writes
+  /// can be generic over ByteBuf and CompositeByteBuf: asio::async_write(s, b.readableBuffers(),..)
+  std::array<boost::asio::const_buffer, 1> readableBuffers() const noexcept {
+    return {readableBuffer()};
+  }
   /// The writable region [writerIndex, capacity) as an Asio buffer. Fill it, then commitWrite(n).
   /// Throws ReadOnlyBufferError on a read-only handle.
   boost::asio::mutable_buffer writableBuffer() {
-    if (readOnly_ || storage_ == nullptr) checkMutable("writableBuffer");
+    if (writeBlocked_) checkMutable("writableBuffer");
     return {base_ + writerIndex_, capacity_ - writerIndex_};
   }
   /// ensureWritable(minWritable), then writableBuffer().
@@ -511,7 +348,7 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   }
   /// Makes n bytes written into writableBuffer() readable (checked: n <= writableBytes()).
   ByteBuf& commitWrite(std::size_t n) {
-    if (readOnly_ || n > capacity_ - writerIndex_) badCommit(n);
+    if (writeBlocked_ || n > capacity_ - writerIndex_) badCommit(n);
     writerIndex_ += n;
     return *this;
   }
@@ -538,6 +375,39 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   void advanceReaderUnchecked(std::size_t n) noexcept { readerIndex_ += n; }
 
   // ---- The raw operations behind ByteAccessors (see byte_accessors.hpp). ----
+  void checkIndexRange(std::size_t index, std::size_t length, const char* what) const {
+    if (!detail::fits(index, length, capacity_))
+      detail::throwOutOfBounds(*this, what, index, length, capacity_);
+  }
+  void checkReadableRange(std::size_t length, const char* what) const {
+    if (length > writerIndex_ - readerIndex_)
+      detail::throwOutOfBounds(*this, what, readerIndex_, length, writerIndex_);
+  }
+  void checkWritableRange(std::size_t index, std::size_t length, const char* what) {
+    if (writeBlocked_ || !detail::fits(index, length, capacity_))
+      badWritableIndex(index, length, what);
+  }
+  /// Contiguous memory: every in-bounds range is one piece.
+  const std::byte* contiguous(std::size_t index, std::size_t) const noexcept {
+    return base_ + index;
+  }
+  std::byte* contiguousMutable(std::size_t index, std::size_t) noexcept { return base_ + index; }
+  template <class Fn>
+  bool forEachSegment(std::size_t index, std::size_t length, Fn&& fn) const {
+    return length == 0 || fn(std::span<const std::byte>(base_ + index, length));
+  }
+  template <class Fn>
+  void forEachMutableSegment(std::size_t index, std::size_t length, Fn&& fn) {
+    if (length != 0) fn(std::span<std::byte>(base_ + index, length));
+  }
+  /// Appends src, growing as needed. src may point into this buffer's own memory.
+  void appendBytes(std::span<const std::byte> src) {
+    if (writeBlocked_ || src.size() > capacity_ - writerIndex_) return appendBytesSlow(src);
+    // memmove: src may be this buffer's own bytes, overlapping the destination.
+    if (!src.empty()) std::memmove(base_ + writerIndex_, src.data(), src.size());
+    writerIndex_ += src.size();
+  }
+
   template <class T, std::size_t N, ByteOrder O>
   T getValue(std::size_t index) const {
     if (!detail::fits(index, N, capacity_))
@@ -554,15 +424,14 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   }
   template <class T, std::size_t N, ByteOrder O>
   void setValue(std::size_t index, T value) {
-    checkWritableIndex(index, N, "set");
+    checkWritableRange(index, N, "set");
     detail::storeValue<T, N, O>(base_ + index, value);
   }
   template <class T, std::size_t N, ByteOrder O>
   void writeValue(T value) {
     // writerIndex_ <= kMaxCapacityLimit, so the sum cannot overflow. One branch: the bitwise or
-    // folds the (rarely true) read-only test into the capacity test. An empty handle has
-    // capacity 0 and also lands in the slow path, which throws.
-    if (readOnly_ | (writerIndex_ + N > capacity_)) ensureWritableSlow(N);
+    // folds the (rarely true) read-only/empty test into the capacity test.
+    if (writeBlocked_ | (writerIndex_ + N > capacity_)) ensureWritableSlow(N);
     detail::storeValue<T, N, O>(base_ + writerIndex_, value);
     writerIndex_ += N;
   }
@@ -580,7 +449,8 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
         writerIndex_(writerIndex),
         capacity_(capacity),
         maxCapacity_(maxCapacity),
-        readOnly_(readOnly) {}
+        readOnly_(readOnly),
+        writeBlocked_(readOnly || storage == nullptr) {}
 
   void moveFrom(ByteBuf& o) noexcept {
     storage_ = std::exchange(o.storage_, nullptr);
@@ -592,18 +462,14 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
     markedReaderIndex_ = std::exchange(o.markedReaderIndex_, 0);
     markedWriterIndex_ = std::exchange(o.markedWriterIndex_, 0);
     readOnly_ = std::exchange(o.readOnly_, false);
+    writeBlocked_ = std::exchange(o.writeBlocked_, true);
   }
 
   void checkIndex(std::size_t index, std::size_t length, const char* what) const {
-    if (!detail::fits(index, length, capacity_))
-      detail::throwOutOfBounds(*this, what, index, length, capacity_);
+    checkIndexRange(index, length, what);
   }
   void checkReadable(std::size_t length, const char* what) const {
-    if (length > writerIndex_ - readerIndex_)
-      detail::throwOutOfBounds(*this, what, readerIndex_, length, writerIndex_);
-  }
-  void checkWritableIndex(std::size_t index, std::size_t length, const char* what) {
-    if (readOnly_ || !detail::fits(index, length, capacity_)) badWritableIndex(index, length, what);
+    checkReadableRange(length, what);
   }
   /// Throws the right error for a mutation of an empty or read-only handle.
   void checkMutable(const char* what) const;
@@ -611,11 +477,7 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   [[noreturn]] void badWriterIndex(std::size_t index) const;
   [[noreturn]] void badCommit(std::size_t n) const;
   void ensureWritableSlow(std::size_t n);
-  ByteBuf& writeBytesSlow(std::span<const std::byte> src);
-  /// Room for n more bytes for a text write: the bound when it already fits, else the exact size
-  /// computed by exactSize() (so a long text never over-reserves 3x). Implemented in the text .cpp.
-  template <class ExactSize>
-  void reserveText(std::size_t bound, ExactSize&& exactSize);
+  void appendBytesSlow(std::span<const std::byte> src);
   /// Moves to memory of newCapacity bytes (or grows into spare room when it can).
   void reallocate(std::size_t newCapacity);
 
@@ -631,49 +493,15 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   std::size_t markedReaderIndex_ = 0;
   std::size_t markedWriterIndex_ = 0;
   bool readOnly_ = false;
+  // readOnly_ || empty: the one flag the write fast paths test.
+  bool writeBlocked_ = true;
 };
 
-inline bool operator==(const ByteBuf& a, const ByteBuf& b) noexcept { return a.equals(b); }
+inline bool operator==(const ByteBuf& a, const ByteBuf& b) { return a.equals(b); }
 
 // ------------------------------------------------------------------ allocators
 
-/// Where buffers come from. The foundation provides UnpooledByteBufAllocator; the pooled
-/// allocator implements the same interface. Only allocateStorage is virtual and it is called once
-/// per buffer (or per growth), never per byte.
-class ByteBufAllocator {
- public:
-  static constexpr std::size_t kDefaultInitialCapacity = 256;
-
-  virtual ~ByteBufAllocator() = default;
-
-  /// A buffer with capacity initialCapacity (not zeroed) that may grow to maxCapacity.
-  ByteBuf buffer(std::size_t initialCapacity = kDefaultInitialCapacity,
-                 std::size_t maxCapacity = kDefaultMaxCapacity);
-  /// Same, with the initial capacity zero-filled.
-  ByteBuf zeroedBuffer(std::size_t initialCapacity, std::size_t maxCapacity = kDefaultMaxCapacity);
-
-  virtual bool isPooled() const noexcept = 0;
-
-  /// Returns a storage block (count 1) of at least minCapacity bytes whose `allocator` is this.
-  /// It may be larger (the slack becomes maxFastWritableBytes). Throws std::bad_alloc.
-  virtual detail::Storage* allocateStorage(std::size_t minCapacity) = 0;
-
-  /// Netty's growth policy: minNewCapacity rounded up to a power of two >= 64 below 4 MiB, to a
-  /// multiple of 4 MiB above it, never more than maxCapacity.
-  static std::size_t calculateNewCapacity(std::size_t minNewCapacity, std::size_t maxCapacity);
-
-  /// The process-wide default allocator.
-  static ByteBufAllocator& defaultAllocator() noexcept;
-};
-
-/// Heap memory from aligned operator new, no pooling and no zeroing. One allocation per buffer:
-/// the control block and the data share it.
-class UnpooledByteBufAllocator final : public ByteBufAllocator {
- public:
-  static UnpooledByteBufAllocator& instance() noexcept;
-  bool isPooled() const noexcept override { return false; }
-  detail::Storage* allocateStorage(std::size_t minCapacity) override;
-};
+// ByteBufAllocator and UnpooledByteBufAllocator live in byte_buf_allocator.hpp (included above).
 
 /// Netty-style factory functions for buffers that do not come from a particular allocator.
 struct Unpooled {

@@ -4,6 +4,7 @@
 // CompositeByteBuf share one implementation instead of three copies.
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -29,5 +30,20 @@ int compare(std::span<const std::byte> a, std::span<const std::byte> b) noexcept
 
 /// A 64-bit hash of the bytes' values (not their location): equal ranges hash equally.
 std::size_t hash(std::span<const std::byte> bytes) noexcept;
+
+/// The same hash computed incrementally over pieces: feeding a range in any split gives the value
+/// hash() gives for the whole, so segmented buffers hash like contiguous ones.
+class Hasher {
+ public:
+  /// totalLength: the number of bytes that will be fed (it seeds the hash, as in hash()).
+  explicit Hasher(std::size_t totalLength) noexcept;
+  void update(std::span<const std::byte> bytes) noexcept;
+  std::size_t finish() noexcept;
+
+ private:
+  std::uint64_t h_;
+  std::uint64_t pending_ = 0;     // bytes not yet forming a whole 8-byte word
+  std::size_t pendingCount_ = 0;  // how many of them (0..7)
+};
 
 }  // namespace netbuf::byte_buf_util

@@ -15,6 +15,8 @@
 //
 // getX(index) reads at an absolute index in [0, size()); readX() reads at readerIndex() and
 // advances it. Both check bounds and throw IndexOutOfBoundsError; neither ever reads outside.
+// The whole read side of the shared vocabulary (byte_accessors.hpp) is available; a view has no
+// write side.
 
 #include <cstddef>
 #include <cstring>
@@ -34,6 +36,8 @@ namespace detail {
 
 class ByteBufView : public ByteAccessors<ByteBufView> {
  public:
+  /// One piece of memory: ByteAccessors compiles out its segmented paths.
+  static constexpr bool kContiguous = true;
   static constexpr std::size_t npos = byte_buf_util::npos;
 
   constexpr ByteBufView() noexcept = default;
@@ -64,63 +68,52 @@ class ByteBufView : public ByteAccessors<ByteBufView> {
   }
 
   ByteBufView& skipBytes(std::size_t n) {
-    checkReadable(n);
+    checkReadableRange(n, "skipBytes");
     readerIndex_ += n;
     return *this;
   }
 
   /// A view of [index, index + length) of this view; its reader index starts at 0.
   ByteBufView slice(std::size_t index, std::size_t length) const {
-    checkIndex(index, length);
+    checkIndexRange(index, length, "slice");
     return {data_ + index, length};
   }
   /// A view of the readable bytes.
   ByteBufView slice() const noexcept { return {data_ + readerIndex_, size_ - readerIndex_}; }
   /// A view of the next `length` readable bytes; advances readerIndex by length.
   ByteBufView readSlice(std::size_t length) {
-    checkReadable(length);
+    checkReadableRange(length, "readSlice");
     ByteBufView v{data_ + readerIndex_, length};
     readerIndex_ += length;
     return v;
   }
 
-  void getBytes(std::size_t index, std::span<std::byte> dst) const {
-    checkIndex(index, dst.size());
-    if (!dst.empty()) std::memcpy(dst.data(), data_ + index, dst.size());
-  }
-  void readBytes(std::span<std::byte> dst) {
-    checkReadable(dst.size());
-    if (!dst.empty()) std::memcpy(dst.data(), data_ + readerIndex_, dst.size());
-    readerIndex_ += dst.size();
-  }
-
-  /// Index of the first `value` in the readable bytes, relative to readerIndex, or npos.
-  std::size_t bytesBefore(std::byte value) const noexcept {
-    return byte_buf_util::firstIndexOf(readableSpan(), value);
-  }
-  /// Absolute index of the first readable byte for which processor returns false, or npos.
-  template <class Processor>
-  std::size_t forEachByte(Processor&& processor) const {
-    for (std::size_t i = readerIndex_; i < size_; ++i) {
-      if (!processor(data_[i])) return i;
-    }
-    return npos;
-  }
-
-  bool equals(const ByteBufView& other) const noexcept {
-    return byte_buf_util::compare(readableSpan(), other.readableSpan()) == 0;
-  }
-  int compare(const ByteBufView& other) const noexcept {
-    return byte_buf_util::compare(readableSpan(), other.readableSpan());
-  }
-  std::size_t hashCode() const noexcept { return byte_buf_util::hash(readableSpan()); }
-  std::string hexDump() const { return byte_buf_util::hexDump(readableSpan()); }
-  std::string prettyHexDump() const { return byte_buf_util::prettyHexDump(readableSpan()); }
+  // getBytes/readBytes, indexOf/bytesBefore/forEachByte, equals/compare/hashCode, hexDump and the
+  // text reads (getUtf8, readUtf8AsUtf16, isValidUtf8, ...) come from ByteAccessors.
 
   // ---- The raw operations behind ByteAccessors (see byte_accessors.hpp). ----
+  std::size_t capacity() const noexcept { return size_; }
+  std::size_t writerIndex() const noexcept { return size_; }
+  void advanceReaderUnchecked(std::size_t n) noexcept { readerIndex_ += n; }
+  void checkIndexRange(std::size_t index, std::size_t length, const char* what) const {
+    if (index > size_ || length > size_ - index)
+      detail::throwViewOutOfBounds(index, length, size_, what);
+  }
+  void checkReadableRange(std::size_t length, const char* what) const {
+    if (length > size_ - readerIndex_)
+      detail::throwViewOutOfBounds(readerIndex_, length, size_, what);
+  }
+  const std::byte* contiguous(std::size_t index, std::size_t) const noexcept {
+    return data_ + index;
+  }
+  template <class Fn>
+  bool forEachSegment(std::size_t index, std::size_t length, Fn&& fn) const {
+    return length == 0 || fn(std::span<const std::byte>(data_ + index, length));
+  }
+
   template <class T, std::size_t N, ByteOrder O>
   T getValue(std::size_t index) const {
-    checkIndex(index, N);
+    checkIndexRange(index, N, "get");
     return detail::loadValue<T, N, O>(data_ + index);
   }
   template <class T, std::size_t N, ByteOrder O>
@@ -132,20 +125,11 @@ class ByteBufView : public ByteAccessors<ByteBufView> {
   }
 
  private:
-  void checkIndex(std::size_t index, std::size_t length) const {
-    if (index > size_ || length > size_ - index)
-      detail::throwViewOutOfBounds(index, length, size_, "index");
-  }
-  void checkReadable(std::size_t length) const {
-    if (length > size_ - readerIndex_)
-      detail::throwViewOutOfBounds(readerIndex_, length, size_, "read");
-  }
-
   const std::byte* data_ = nullptr;
   std::size_t size_ = 0;
   std::size_t readerIndex_ = 0;
 };
 
-inline bool operator==(const ByteBufView& a, const ByteBufView& b) noexcept { return a.equals(b); }
+inline bool operator==(const ByteBufView& a, const ByteBufView& b) { return a.equals(b); }
 
 }  // namespace netbuf
