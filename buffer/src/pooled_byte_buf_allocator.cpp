@@ -1,0 +1,1443 @@
+// PooledByteBufAllocator: size classes, chunks, arenas, thread caches, the cross-thread return
+// path, statistics and leak detection. See docs/allocator.md for the picture.
+//
+// Locking (the order is registry → arena → leaks; no path takes two arenas):
+//  - registryMutex(): the set of thread caches of every allocator, cache creation, thread exit,
+//    stats snapshots and allocator destruction.
+//  - PoolArena::mutex: the arena's chunks, subpages and control-block free list.
+//  - PoolCore::leakMutex: the list of tracked allocations.
+// Lock-free: a thread's own cache (only its thread touches it), the arenas' return stacks (MPSC:
+// any thread pushes with a CAS, a drainer takes the whole list with one exchange, so no ABA), and
+// every counter (relaxed atomics; single-writer ones are updated with load + store).
+
+#include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
+
+#include <cxxabi.h>
+#include <execinfo.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <numeric>
+#include <thread>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define NETBUF_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NETBUF_ASAN 1
+#endif
+#endif
+#ifdef NETBUF_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+namespace netbuf {
+namespace detail {
+namespace {
+
+// Freed slots are poisoned under ASan so that a use after free through a stale view or pointer is
+// reported at the faulting access.
+inline void poison([[maybe_unused]] void* p, [[maybe_unused]] std::size_t n) noexcept {
+#ifdef NETBUF_ASAN
+  ASAN_POISON_MEMORY_REGION(p, n);
+#endif
+}
+inline void unpoison([[maybe_unused]] void* p, [[maybe_unused]] std::size_t n) noexcept {
+#ifdef NETBUF_ASAN
+  ASAN_UNPOISON_MEMORY_REGION(p, n);
+#endif
+}
+
+/// A counter written by one thread (load + store, no locked instruction) and read by any.
+struct OwnedCounter {
+  std::atomic<std::uint64_t> v{0};
+  void add(std::uint64_t n) noexcept {
+    v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  void sub(std::uint64_t n) noexcept {
+    v.store(v.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
+  }
+  std::uint64_t get() const noexcept { return v.load(std::memory_order_relaxed); }
+};
+
+/// A counter any thread may update.
+struct SharedCounter {
+  std::atomic<std::uint64_t> v{0};
+  void add(std::uint64_t n) noexcept { v.fetch_add(n, std::memory_order_relaxed); }
+  void sub(std::uint64_t n) noexcept { v.fetch_sub(n, std::memory_order_relaxed); }
+  std::uint64_t get() const noexcept { return v.load(std::memory_order_relaxed); }
+};
+
+constexpr std::uint8_t kStateFree = 0;
+constexpr std::uint8_t kStateLive = 1;
+constexpr std::uint16_t kDirectClass = 0xffff;  // huge or fallback: not in any chunk
+constexpr std::size_t kDirectHeader = 128;      // room for the control block, keeps data 64-aligned
+constexpr std::align_val_t kDirectAlign{64};
+constexpr int kMaxFrames = 32;
+
+}  // namespace
+
+struct PoolChunk;
+struct PoolArena;
+struct ThreadCache;
+
+struct LeakRecord {
+  LeakRecord* prev = nullptr;
+  LeakRecord* next = nullptr;
+  std::size_t size = 0;
+  std::uint64_t sequence = 0;
+  int depth = 0;
+  void* frames[kMaxFrames];
+};
+
+/// The control block of a pooled buffer. Lives in an arena slab (or in front of a direct
+/// allocation) and stays attached to its slot while the slot is cached, so reuse costs no malloc.
+/// Exactly one cache line (64 bytes, 64-aligned): a release or an allocation touches one line,
+/// which matters when blocks are reached in random order or handed between threads.
+/// Invariants: state is Live exactly while a handle may exist (refs > 0). sizeClass is kDirectClass
+/// for direct (huge/fallback) blocks, whose `core` names their allocator; every other block has a
+/// `chunk` (a real chunk while it owns a slot, its arena's `detached` sentinel while it sits on
+/// the slab free list), so chunk->arena->core always names the allocator. `leak` is meaningful
+/// only while Live, `next` only while the block is on a return stack or a free list.
+struct alignas(64) PooledStorage : Storage {
+  union {
+    PoolChunk* chunk;
+    PoolCore* core;  // direct blocks only
+  };
+  union {
+    LeakRecord* leak;
+    PooledStorage* next;
+  };
+  std::uint16_t sizeClass = 0;
+  std::atomic<std::uint8_t> state{kStateFree};
+
+  PooledStorage() : chunk(nullptr), leak(nullptr) {}
+  bool isDirect() const noexcept { return sizeClass == kDirectClass; }
+};
+static_assert(sizeof(PooledStorage) == 64, "one cache line per control block");
+
+void destroyPooled(Storage* s) noexcept;
+
+/// Size classes: quantum 16 up to 64, then 4 classes per doubling (jemalloc / Netty SizeClasses).
+/// Classes below 4 x pageSize are "small": slots carved from a run whose length is the least
+/// common multiple of the slot and the page (so 10 KiB slots come 4 to a 5-page run, with no
+/// waste). From 4 x pageSize up, every class is a whole number of pages and is "normal": a run.
+/// chunkSize is the last class.
+struct SizeClasses {
+  std::size_t pageSize = 0;
+  unsigned pageShift = 0;
+  std::size_t chunkSize = 0;
+  std::size_t numPages = 0;
+  std::vector<std::uint32_t> sizes;
+  std::vector<std::uint32_t> runPages;      // pages per run
+  std::vector<std::uint32_t> slotsPerRun;   // small: slots; normal: 1
+  std::size_t smallLimit = 0;               // min(4 x pageSize, chunkSize)
+  std::vector<std::uint16_t> smallLookup;   // (n + 15) >> 4 -> class, n in [0, smallLimit]
+  std::vector<std::uint16_t> normalLookup;  // pages -> class, n in (smallLimit, chunkSize]
+  unsigned numSmall = 0;
+
+  void init(std::size_t page, std::size_t chunk) {
+    pageSize = page;
+    pageShift = static_cast<unsigned>(std::countr_zero(page));
+    chunkSize = chunk;
+    numPages = chunk >> pageShift;
+    smallLimit = std::min(4 * page, chunk);
+    std::vector<std::size_t> raw{16, 32, 48, 64};
+    for (std::size_t base = 64; base < chunk; base *= 2)
+      for (std::size_t i = 1; i <= 4; ++i) raw.push_back(base + base / 4 * i);
+    for (std::size_t s : raw) {
+      if (s > chunk) break;
+      const std::size_t c = s < smallLimit ? s : (s + page - 1) / page * page;
+      if (!sizes.empty() && sizes.back() >= c) continue;
+      sizes.push_back(static_cast<std::uint32_t>(c));
+      if (c < smallLimit) ++numSmall;
+    }
+    for (std::uint32_t c : sizes) {
+      if (c < smallLimit) {
+        // The smallest run that holds a whole number of slots: no tail waste.
+        // (A tiny chunk may not hold that run: then the run is the chunk, with some tail waste.)
+        const std::size_t run = std::min(std::lcm(std::size_t{c}, page), chunk);
+        runPages.push_back(static_cast<std::uint32_t>(run / page));
+        slotsPerRun.push_back(static_cast<std::uint32_t>(run / c));
+      } else {
+        runPages.push_back(static_cast<std::uint32_t>(c / page));
+        slotsPerRun.push_back(1);
+      }
+    }
+    smallLookup.resize(smallLimit / 16 + 1);
+    for (std::size_t i = 0; i < smallLookup.size(); ++i) smallLookup[i] = firstAtLeast(i * 16);
+    normalLookup.resize(numPages + 1);
+    for (std::size_t p = 0; p <= numPages; ++p) normalLookup[p] = firstAtLeast(p * page);
+  }
+  std::uint16_t firstAtLeast(std::size_t n) const {
+    auto it = std::lower_bound(sizes.begin(), sizes.end(), n);
+    return static_cast<std::uint16_t>(it - sizes.begin());
+  }
+  /// n <= chunkSize.
+  unsigned classOf(std::size_t n) const noexcept {
+    return n <= smallLimit ? smallLookup[(n + 15) >> 4]
+                           : normalLookup[(n + pageSize - 1) >> pageShift];
+  }
+};
+
+/// A small run: equal slots, a bitmap (1 = in use), on its arena's per-class list while it has a
+/// free slot. Guarded by the arena mutex.
+struct Subpage {
+  PoolChunk* chunk = nullptr;
+  std::uint32_t firstPage = 0;
+  std::uint32_t slotSize = 0;
+  std::uint32_t numSlots = 0;
+  std::uint32_t numFree = 0;
+  std::uint32_t searchWord = 0;
+  std::uint16_t sizeClass = 0;
+  Subpage* prev = nullptr;
+  Subpage* next = nullptr;
+  bool listed = false;
+  std::vector<std::uint64_t> bitmap;
+
+  std::uint32_t take() noexcept {
+    const std::size_t words = bitmap.size();
+    for (std::size_t k = 0; k < words; ++k) {
+      const std::size_t w = (searchWord + k) % words;
+      const std::uint64_t free = ~bitmap[w];
+      if (free == 0) continue;
+      const unsigned bit = static_cast<unsigned>(std::countr_zero(free));
+      const std::uint32_t slot = static_cast<std::uint32_t>(w * 64 + bit);
+      if (slot >= numSlots) continue;  // padding bits of the last word are never free
+      bitmap[w] |= std::uint64_t{1} << bit;
+      searchWord = static_cast<std::uint32_t>(w);
+      --numFree;
+      return slot;
+    }
+    return UINT32_MAX;  // unreachable while numFree > 0
+  }
+  void give(std::uint32_t slot) noexcept {
+    bitmap[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
+    ++numFree;
+  }
+};
+
+/// A chunk of numPages pages from mmap. Guarded by its arena's mutex.
+struct PoolChunk {
+  PoolArena* arena = nullptr;
+  std::byte* memory = nullptr;
+  std::uint32_t numPages = 0;
+  std::uint32_t freePages = 0;
+  std::vector<std::uint64_t> used;       // bit per page
+  std::vector<std::uint32_t> runLength;  // at a run's first page: its length in pages
+  std::vector<Subpage*> subpageOf;       // every page of a small run: its subpage
+
+  bool isUsed(std::size_t p) const noexcept { return (used[p / 64] >> (p % 64)) & 1; }
+  void mark(std::size_t first, std::size_t n, bool on) noexcept {
+    // A word at a time (a 1 MiB run is 128 pages: 2 words, not 128 bit operations).
+    for (std::size_t p = first, end = first + n; p < end;) {
+      const std::size_t bit = p % 64, k = std::min<std::size_t>(64 - bit, end - p);
+      const std::uint64_t m = (k == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << k) - 1) << bit;
+      if (on)
+        used[p / 64] |= m;
+      else
+        used[p / 64] &= ~m;
+      p += k;
+    }
+  }
+  /// First fit: the lowest run of n free pages, or SIZE_MAX. Low addresses first keeps the tail of
+  /// a chunk, and the newest chunks, empty so that trim() can return them.
+  std::size_t findRun(std::size_t n) const noexcept {
+    std::size_t p = 0;
+    while (p + n <= numPages) {
+      // Skip used pages a word at a time.
+      const std::uint64_t w = used[p / 64] >> (p % 64);
+      if (w & 1) {
+        const std::uint64_t freeBits = ~w;
+        p += freeBits == 0 ? 64 - p % 64 : static_cast<std::size_t>(std::countr_zero(freeBits));
+        continue;
+      }
+      std::size_t q = p;
+      while (q < numPages && q - p < n && !isUsed(q)) {
+        const std::uint64_t u = used[q / 64] >> (q % 64);
+        const std::size_t freeRun =
+            u == 0 ? 64 - q % 64 : static_cast<std::size_t>(std::countr_zero(u));
+        q += freeRun;
+      }
+      q = std::min(q, std::size_t{numPages});
+      if (q - p >= n) return p;
+      p = q;
+    }
+    return SIZE_MAX;
+  }
+};
+
+/// Per-thread, per-allocator cache. Only its own thread touches bins (except the allocator
+/// destructor, which requires that thread to be done with the allocator); counters are read by
+/// stats() from any thread.
+struct ThreadCache {
+  struct Bin {
+    PooledStorage** items = nullptr;
+    std::uint32_t count = 0;
+    std::uint32_t cap = 0;     // 0 until the first push allocates items
+    std::uint32_t maxCap = 0;  // configured bound; 0 = this class is never cached
+    std::uint32_t used = 0;    // allocations since the last sweep
+    std::uint32_t size = 0;    // the class's slot size (so counters need not read the block)
+  };
+
+  std::uint64_t coreId = 0;              // immutable; compared without a lock
+  std::atomic<PoolCore*> core{nullptr};  // null once the allocator is gone (orphan)
+  PoolArena* arena = nullptr;
+  // `arena` while attached, null once detached: the release fast path compares a block's arena
+  // with it, so a stale memo of a detached cache can never match a later arena at the same address.
+  std::atomic<PoolArena*> releaseArena{nullptr};
+  std::size_t maxCachedBytes = 0;  // options.maxCachedBytesPerThread
+  // Blocks taken from the arena's return stack and not yet sorted into bins (mixed classes, linked
+  // through `next`). Sorted lazily, a few per miss, so the walk over blocks just written by other
+  // threads overlaps with the caller's work instead of stalling on one miss after another.
+  PooledStorage* remote = nullptr;
+  bool remoteUsed = false;  // popped from since the last sweep
+  // Releases this thread made of other arenas' blocks, per arena index (counted by the releaser,
+  // so that a block on a return stack or a `remote` list is already free in stats()).
+  std::unique_ptr<OwnedCounter[]> remoteFrees, remoteFreeBytes;
+  std::vector<Bin> bins;
+  std::uint64_t sinceSweep = 0;
+  // Allocations through this cache are hits + misses; `direct` of them were served outside the
+  // pool (maxChunks fallback) and are counted by the huge counters instead.
+  OwnedCounter hits, misses, direct, allocBytes, frees, freeBytes, cachedBytes;
+
+  ~ThreadCache() {
+    for (Bin& b : bins) delete[] b.items;
+  }
+};
+
+struct PoolArena {
+  PoolCore* core = nullptr;
+  unsigned index = 0;
+  PoolChunk detached;  // the `chunk` of blocks on the slab free list (detached.arena == this)
+  std::mutex mutex;
+  std::vector<PoolChunk*> chunks;       // creation order
+  std::vector<Subpage*> partial;        // per small class: subpages with a free slot
+  PooledStorage* freeBlocks = nullptr;  // control blocks without a slot
+  std::vector<PooledStorage*> slabs;
+  std::size_t emptyChunks = 0;
+  std::atomic<PooledStorage*> returnHead{nullptr};
+  std::atomic<std::uint32_t> threads{0};
+  // Work not done through a thread cache, and counters folded in from exited threads.
+  SharedCounter allocs, allocBytes, frees, freeBytes, hits, misses;
+  SharedCounter chunkCount, slabBytes;
+
+  PoolArena() { detached.arena = this; }
+  void pushReturn(PooledStorage* s) noexcept {
+    PooledStorage* head = returnHead.load(std::memory_order_relaxed);
+    do {
+      s->next = head;
+    } while (!returnHead.compare_exchange_weak(head, s, std::memory_order_release,
+                                               std::memory_order_relaxed));
+  }
+};
+
+struct PoolCore {
+  std::uint64_t id = 0;
+  PooledByteBufAllocator* facade = nullptr;
+  PooledAllocatorOptions options;
+  SizeClasses classes;
+  std::vector<std::unique_ptr<PoolArena>> arenas;
+  std::vector<ThreadCache*> caches;  // guarded by registryMutex()
+  std::atomic<LeakDetectionLevel> leakLevel{LeakDetectionLevel::Disabled};
+  SharedCounter totalChunks, hugeAllocs, hugeLive, hugeLiveBytes, fallbacks, doubleReleases;
+  std::mutex leakMutex;
+  LeakRecord* leakHead = nullptr;
+  std::uint64_t leakSequence = 0;
+
+  ~PoolCore();
+
+  ThreadCache* cacheSlow(bool create);
+  PooledStorage* allocateMiss(ThreadCache* tc, unsigned cls);
+  PooledStorage* allocateDirectly(unsigned cls);
+  PooledStorage* allocateHuge(std::size_t n, bool fallback);
+  void release(PooledStorage* s) noexcept;
+  void releaseOverflow(ThreadCache* tc, ThreadCache::Bin& bin, PooledStorage* s) noexcept;
+  PooledStorage* takeRemote(ThreadCache* tc, unsigned cls) noexcept;
+  void returnRemoteLocked(ThreadCache* tc) noexcept;
+  void drainLocked(PoolArena& a) noexcept;
+  void sweep(ThreadCache* tc) noexcept;
+  void flushCache(ThreadCache* tc) noexcept;
+  void detachCache(ThreadCache* tc) noexcept;
+  void track(PooledStorage* s, std::size_t requested) noexcept;
+  void untrack(PooledStorage* s) noexcept;
+  void maybeTrack(PooledStorage* s, std::size_t requested) noexcept;
+
+  // Arena internals; the arena mutex is held.
+  PooledStorage* allocateInArena(PoolArena& a, unsigned cls);
+  void freeInArena(PoolArena& a, PooledStorage* s) noexcept;
+  std::size_t allocateRun(PoolArena& a, std::size_t pages, PoolChunk*& chunkOut);
+  void freeRun(PoolArena& a, PoolChunk* c, std::size_t first) noexcept;
+  PooledStorage* takeBlock(PoolArena& a);
+  void destroyChunk(PoolArena& a, PoolChunk* c) noexcept;
+};
+
+/// The allocator a block belongs to (see PooledStorage's invariants).
+inline PoolCore* coreOf(const PooledStorage* s) noexcept {
+  return s->isDirect() ? s->core : s->chunk->arena->core;
+}
+
+namespace {
+
+std::mutex& registryMutex() {
+  static auto* m = new std::mutex();  // never destroyed: thread exits may follow static teardown
+  return *m;
+}
+
+std::atomic<std::uint64_t> gNextId{1};
+
+// The calling thread's most recently used cache. Trivially destructible, so reading it costs a
+// TLS load and no guard.
+struct TlsMemo {
+  std::uint64_t id;
+  ThreadCache* cache;
+  ThreadCache::Bin* bins;  // cache->bins.data(), one load less on the fast paths
+};
+thread_local TlsMemo tMemo{0, nullptr, nullptr};
+thread_local bool tCachesGone = false;  // this thread's caches have been torn down (thread exit)
+thread_local std::uint32_t tSample = 0;
+
+/// Owns the calling thread's caches; its destructor (thread exit) returns them to their arenas.
+struct TlsCaches {
+  std::vector<ThreadCache*> list;
+  ~TlsCaches() {
+    tCachesGone = true;
+    tMemo = {0, nullptr, nullptr};
+    std::lock_guard lock(registryMutex());
+    for (ThreadCache* tc : list) {
+      if (PoolCore* core = tc->core.load(std::memory_order_relaxed)) core->detachCache(tc);
+      delete tc;
+    }
+    list.clear();
+  }
+};
+thread_local TlsCaches tCaches;
+
+inline ThreadCache* cacheFor(PoolCore* core, bool create) {
+  if (tMemo.id == core->id) [[likely]]
+    return tMemo.cache;
+  return core->cacheSlow(create);
+}
+
+template <class T>
+void listRemove(T*& head, T* n) noexcept {
+  if (n->prev != nullptr)
+    n->prev->next = n->next;
+  else
+    head = n->next;
+  if (n->next != nullptr) n->next->prev = n->prev;
+  n->prev = n->next = nullptr;
+}
+template <class T>
+void listPush(T*& head, T* n) noexcept {
+  n->prev = nullptr;
+  n->next = head;
+  if (head != nullptr) head->prev = n;
+  head = n;
+}
+
+std::atomic<int> gDefaultLeakLevel{-1};
+
+LeakDetectionLevel levelFromEnvironment() {
+  const char* env = std::getenv("NETBUF_LEAK_DETECTION");
+  if (env == nullptr || *env == '\0') return LeakDetectionLevel::Simple;
+  try {
+    return parseLeakDetectionLevel(env);
+  } catch (const Error&) {
+    std::fprintf(stderr,
+                 "netbuf: ignoring NETBUF_LEAK_DETECTION=%s (expected disabled, simple or "
+                 "paranoid)\n",
+                 env);
+    return LeakDetectionLevel::Simple;
+  }
+}
+
+std::string symbolize(void* const* frames, int depth) {
+  std::string out;
+  char** symbols = backtrace_symbols(frames, depth);
+  for (int i = 0; i < depth; ++i) {
+    std::string line = symbols != nullptr ? symbols[i] : fmt::format("{}", frames[i]);
+    // "module(mangled+0x1f) [0xaddr]": demangle the name when there is one.
+    const auto open = line.find('(');
+    const auto plus = line.find('+', open == std::string::npos ? 0 : open);
+    if (open != std::string::npos && plus != std::string::npos && plus > open + 1) {
+      const std::string mangled = line.substr(open + 1, plus - open - 1);
+      int status = 0;
+      char* demangled = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+      if (status == 0 && demangled != nullptr) line.replace(open + 1, mangled.size(), demangled);
+      std::free(demangled);
+    }
+    out += fmt::format("    #{} {}\n", i, line);
+  }
+  std::free(static_cast<void*>(symbols));
+  return out;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ thread caches
+
+ThreadCache* PoolCore::cacheSlow(bool create) {
+  if (tCachesGone || !options.useThreadCache) return nullptr;
+  for (ThreadCache* tc : tCaches.list) {
+    if (tc->coreId == id && tc->core.load(std::memory_order_relaxed) == this) {
+      tMemo = {id, tc, tc->bins.data()};
+      return tc;
+    }
+  }
+  if (!create) return nullptr;
+  std::lock_guard lock(registryMutex());
+  // Drop caches orphaned by allocators destroyed since (they hold nothing any more).
+  std::erase_if(tCaches.list, [](ThreadCache* tc) {
+    if (tc->core.load(std::memory_order_relaxed) != nullptr) return false;
+    delete tc;
+    return true;
+  });
+  auto tc = std::make_unique<ThreadCache>();
+  tc->coreId = id;
+  tc->core.store(this, std::memory_order_relaxed);
+  PoolArena* best = arenas.front().get();
+  for (auto& a : arenas)
+    if (a->threads.load(std::memory_order_relaxed) < best->threads.load(std::memory_order_relaxed))
+      best = a.get();
+  best->threads.fetch_add(1, std::memory_order_relaxed);
+  tc->arena = best;
+  tc->bins.resize(classes.sizes.size());
+  for (std::size_t c = 0; c < classes.sizes.size(); ++c) {
+    // Normal classes: at most normalCacheSize entries and at most a quarter of the thread's byte
+    // budget per class (so 1 MiB buffers get 2 entries by default, 64 KiB ones 32), at least 1.
+    std::size_t cap = 0;
+    if (c < classes.numSmall)
+      cap = options.smallCacheSize;
+    else if (classes.sizes[c] <= options.maxCachedBufferCapacity && options.normalCacheSize != 0)
+      cap = std::clamp<std::size_t>(options.maxCachedBytesPerThread / 4 / classes.sizes[c], 1,
+                                    options.normalCacheSize);
+    tc->bins[c].maxCap = static_cast<std::uint32_t>(std::min<std::size_t>(cap, 1u << 20));
+    tc->bins[c].size = classes.sizes[c];
+  }
+  caches.push_back(tc.get());
+  tCaches.list.push_back(tc.get());
+  tc->releaseArena.store(best, std::memory_order_relaxed);
+  tc->maxCachedBytes = options.maxCachedBytesPerThread;
+  tc->remoteFrees = std::make_unique<OwnedCounter[]>(arenas.size());
+  tc->remoteFreeBytes = std::make_unique<OwnedCounter[]>(arenas.size());
+  tMemo = {id, tc.get(), tc->bins.data()};
+  return tc.release();
+}
+
+// Sorts tc->remote into the bins until a block of class `cls` turns up (returned, not binned) or
+// the list ends. Blocks that do not fit their bin go back to the arena under one lock.
+PooledStorage* PoolCore::takeRemote(ThreadCache* tc, unsigned cls) noexcept {
+  PooledStorage* overflow = nullptr;
+  PooledStorage* found = nullptr;
+  while (tc->remote != nullptr) {
+    PooledStorage* s = tc->remote;
+    tc->remote = s->next;
+    if (s->sizeClass == cls) {
+      found = s;
+      break;
+    }
+    ThreadCache::Bin& b = tc->bins[s->sizeClass];
+    if (b.count < b.cap && tc->cachedBytes.get() + b.size <= tc->maxCachedBytes) {
+      b.items[b.count++] = s;
+      tc->cachedBytes.add(b.size);
+    } else {
+      s->next = overflow;
+      overflow = s;
+    }
+  }
+  tc->remoteUsed = true;
+  if (overflow != nullptr) {
+    PoolArena& a = *tc->arena;
+    std::lock_guard lock(a.mutex);
+    while (overflow != nullptr) {
+      PooledStorage* next = overflow->next;
+      freeInArena(a, overflow);
+      overflow = next;
+    }
+  }
+  return found;
+}
+
+// tc's arena mutex is held.
+void PoolCore::returnRemoteLocked(ThreadCache* tc) noexcept {
+  while (tc->remote != nullptr) {
+    PooledStorage* next = tc->remote->next;
+    freeInArena(*tc->arena, tc->remote);
+    tc->remote = next;
+  }
+}
+
+void PoolCore::drainLocked(PoolArena& a) noexcept {
+  PooledStorage* s = a.returnHead.exchange(nullptr, std::memory_order_acquire);
+  while (s != nullptr) {
+    PooledStorage* next = s->next;
+    freeInArena(a, s);  // counted as freed by its releaser
+    s = next;
+  }
+}
+
+PooledStorage* PoolCore::allocateMiss(ThreadCache* tc, unsigned cls) {
+  tc->misses.add(1);
+  ThreadCache::Bin& b = tc->bins[cls];
+  PoolArena& a = *tc->arena;
+  if (tc->remote == nullptr && a.returnHead.load(std::memory_order_relaxed) != nullptr)
+    tc->remote = a.returnHead.exchange(nullptr, std::memory_order_acquire);
+  if (tc->remote != nullptr) {
+    if (PooledStorage* s = takeRemote(tc, cls)) return s;
+    if (b.count != 0) {
+      PooledStorage* s = b.items[--b.count];
+      tc->cachedBytes.sub(s->size);
+      return s;
+    }
+  }
+  // Refill small classes in a batch under one lock; the batch is bounded in bytes so that rarely
+  // used large slots are not hoarded.
+  std::size_t batch = 1;
+  if (cls < classes.numSmall && b.maxCap > 1) {
+    batch = std::min<std::size_t>(
+        {b.maxCap / 2, std::max<std::size_t>(1, 16384 / classes.sizes[cls]), 64});
+    if (b.cap == 0) {
+      b.items = new PooledStorage*[b.maxCap];
+      b.cap = b.maxCap;
+    }
+  }
+  PooledStorage* first = nullptr;
+  {
+    std::lock_guard lock(a.mutex);
+    first = allocateInArena(a, cls);
+    if (first == nullptr) return nullptr;
+    for (std::size_t i = 1; i < batch; ++i) {
+      PooledStorage* s = allocateInArena(a, cls);
+      if (s == nullptr) break;
+      b.items[b.count++] = s;
+      tc->cachedBytes.add(s->size);
+    }
+  }
+  return first;
+}
+
+PooledStorage* PoolCore::allocateDirectly(unsigned cls) {
+  PoolArena& a = *arenas[std::hash<std::thread::id>{}(std::this_thread::get_id()) % arenas.size()];
+  std::lock_guard lock(a.mutex);
+  drainLocked(a);
+  PooledStorage* s = allocateInArena(a, cls);
+  if (s != nullptr) {
+    a.allocs.add(1);
+    a.allocBytes.add(s->size);
+  }
+  return s;
+}
+
+void PoolCore::releaseOverflow(ThreadCache* tc, ThreadCache::Bin& b, PooledStorage* s) noexcept {
+  PoolArena& a = *tc->arena;
+  if (b.maxCap != 0 && b.cap == 0) {
+    b.items = new (std::nothrow) PooledStorage*[b.maxCap];
+    if (b.items != nullptr) {
+      b.cap = b.maxCap;
+      if (tc->cachedBytes.get() + s->size <= options.maxCachedBytesPerThread) {
+        b.items[b.count++] = s;
+        tc->cachedBytes.add(s->size);
+        return;
+      }
+    }
+  }
+  std::lock_guard lock(a.mutex);
+  if (b.cap != 0 && b.count == b.cap) {
+    // Full: return the older half (the bottom of the stack) in one go and keep the hot half.
+    const std::uint32_t n = b.count / 2;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      tc->cachedBytes.sub(b.items[i]->size);
+      freeInArena(a, b.items[i]);
+    }
+    std::memmove(b.items, b.items + n, (b.count - n) * sizeof(PooledStorage*));
+    b.count -= n;
+    if (tc->cachedBytes.get() + s->size <= options.maxCachedBytesPerThread) {
+      b.items[b.count++] = s;
+      tc->cachedBytes.add(s->size);
+      return;
+    }
+  }
+  freeInArena(a, s);
+}
+
+void PoolCore::sweep(ThreadCache* tc) noexcept {
+  tc->sinceSweep = 0;
+  std::lock_guard lock(tc->arena->mutex);
+  if (!tc->remoteUsed) returnRemoteLocked(tc);
+  tc->remoteUsed = false;
+  for (ThreadCache::Bin& b : tc->bins) {
+    if (b.count > b.used) {
+      const std::uint32_t n = b.count - b.used;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        tc->cachedBytes.sub(b.items[i]->size);
+        freeInArena(*tc->arena, b.items[i]);
+      }
+      std::memmove(b.items, b.items + n, (b.count - n) * sizeof(PooledStorage*));
+      b.count -= n;
+    }
+    b.used = 0;
+  }
+}
+
+void PoolCore::flushCache(ThreadCache* tc) noexcept {
+  std::lock_guard lock(tc->arena->mutex);
+  returnRemoteLocked(tc);
+  for (ThreadCache::Bin& b : tc->bins) {
+    for (std::uint32_t i = 0; i < b.count; ++i) freeInArena(*tc->arena, b.items[i]);
+    b.count = 0;
+    delete[] b.items;
+    b.items = nullptr;
+    b.cap = 0;
+  }
+  tc->cachedBytes.sub(tc->cachedBytes.get());
+}
+
+// registryMutex() is held.
+void PoolCore::detachCache(ThreadCache* tc) noexcept {
+  flushCache(tc);
+  PoolArena& a = *tc->arena;
+  a.hits.add(tc->hits.get());
+  a.misses.add(tc->misses.get());
+  // Cache allocations are hits + misses; fold them into the arena's own counters.
+  a.allocs.add(tc->hits.get() + tc->misses.get() - tc->direct.get());
+  a.allocBytes.add(tc->allocBytes.get());
+  a.frees.add(tc->frees.get());
+  a.freeBytes.add(tc->freeBytes.get());
+  for (std::size_t i = 0; i < arenas.size(); ++i) {
+    arenas[i]->frees.add(tc->remoteFrees[i].get());
+    arenas[i]->freeBytes.add(tc->remoteFreeBytes[i].get());
+  }
+  a.threads.fetch_sub(1, std::memory_order_relaxed);
+  tc->releaseArena.store(nullptr, std::memory_order_relaxed);
+  std::erase(caches, tc);
+  tc->core.store(nullptr, std::memory_order_relaxed);
+}
+
+// ------------------------------------------------------------------ arenas (mutex held)
+
+PooledStorage* PoolCore::takeBlock(PoolArena& a) {
+  if (a.freeBlocks == nullptr) {
+    constexpr std::size_t kSlab = 128;
+    auto* slab = static_cast<PooledStorage*>(
+        ::operator new (kSlab * sizeof(PooledStorage), std::align_val_t{alignof(PooledStorage)}));
+    a.slabs.push_back(slab);
+    a.slabBytes.add(kSlab * sizeof(PooledStorage));
+    for (std::size_t i = 0; i < kSlab; ++i) {
+      auto* s = new (slab + i) PooledStorage();
+      s->chunk = &a.detached;
+      s->next = a.freeBlocks;
+      a.freeBlocks = s;
+    }
+  }
+  PooledStorage* s = a.freeBlocks;
+  a.freeBlocks = s->next;
+  return s;
+}
+
+std::size_t PoolCore::allocateRun(PoolArena& a, std::size_t pages, PoolChunk*& out) {
+  for (PoolChunk* c : a.chunks) {
+    if (c->freePages < pages) continue;
+    const std::size_t p = c->findRun(pages);
+    if (p == SIZE_MAX) continue;
+    if (c->freePages == c->numPages) --a.emptyChunks;
+    c->mark(p, pages, true);
+    c->freePages -= static_cast<std::uint32_t>(pages);
+    c->runLength[p] = static_cast<std::uint32_t>(pages);
+    out = c;
+    return p;
+  }
+  // A new chunk, within maxChunks.
+  if (options.maxChunks != 0) {
+    std::uint64_t n = totalChunks.get();
+    do {
+      if (n >= options.maxChunks) return SIZE_MAX;
+    } while (!totalChunks.v.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+  } else {
+    totalChunks.add(1);
+  }
+  void* mem = ::mmap(nullptr, classes.chunkSize, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    totalChunks.sub(1);
+    throw std::bad_alloc();
+  }
+  auto c = std::make_unique<PoolChunk>();
+  c->arena = &a;
+  c->memory = static_cast<std::byte*>(mem);
+  c->numPages = static_cast<std::uint32_t>(classes.numPages);
+  c->freePages = c->numPages;
+  c->used.assign((classes.numPages + 63) / 64, 0);
+  c->runLength.assign(classes.numPages, 0);
+  c->subpageOf.assign(classes.numPages, nullptr);
+  poison(mem, classes.chunkSize);
+  a.chunkCount.add(1);
+  a.chunks.push_back(c.get());
+  PoolChunk* chunk = c.release();
+  chunk->mark(0, pages, true);
+  chunk->freePages -= static_cast<std::uint32_t>(pages);
+  chunk->runLength[0] = static_cast<std::uint32_t>(pages);
+  out = chunk;
+  return 0;
+}
+
+void PoolCore::destroyChunk(PoolArena& a, PoolChunk* c) noexcept {
+  unpoison(c->memory, classes.chunkSize);
+  ::munmap(c->memory, classes.chunkSize);
+  std::erase(a.chunks, c);
+  a.chunkCount.sub(1);
+  totalChunks.sub(1);
+  delete c;
+}
+
+void PoolCore::freeRun(PoolArena& a, PoolChunk* c, std::size_t first) noexcept {
+  const std::size_t pages = c->runLength[first];
+  c->runLength[first] = 0;
+  c->mark(first, pages, false);
+  c->freePages += static_cast<std::uint32_t>(pages);
+  if (c->freePages == c->numPages) {
+    // Keep one empty chunk per arena to absorb churn; return the others to the OS at once, which
+    // bounds what a burst leaves behind.
+    if (a.emptyChunks >= 1)
+      destroyChunk(a, c);
+    else
+      ++a.emptyChunks;
+  }
+}
+
+PooledStorage* PoolCore::allocateInArena(PoolArena& a, unsigned cls) {
+  PoolChunk* chunk = nullptr;
+  std::size_t offset = 0;
+  if (cls < classes.numSmall) {
+    Subpage* sp = a.partial[cls];
+    if (sp == nullptr) {
+      const std::size_t first = allocateRun(a, classes.runPages[cls], chunk);
+      if (first == SIZE_MAX) return nullptr;
+      auto fresh = std::make_unique<Subpage>();
+      sp = fresh.get();
+      sp->chunk = chunk;
+      sp->firstPage = static_cast<std::uint32_t>(first);
+      sp->slotSize = classes.sizes[cls];
+      sp->numSlots = classes.slotsPerRun[cls];
+      sp->numFree = sp->numSlots;
+      sp->sizeClass = static_cast<std::uint16_t>(cls);
+      sp->bitmap.assign((sp->numSlots + 63) / 64, 0);
+      for (std::size_t p = first; p < first + classes.runPages[cls]; ++p) chunk->subpageOf[p] = sp;
+      listPush(a.partial[cls], fresh.release());
+      sp->listed = true;
+    }
+    const std::uint32_t slot = sp->take();
+    if (sp->numFree == 0) {
+      listRemove(a.partial[cls], sp);
+      sp->listed = false;
+    }
+    chunk = sp->chunk;
+    offset = (std::size_t{sp->firstPage} << classes.pageShift) + std::size_t{slot} * sp->slotSize;
+  } else {
+    const std::size_t first = allocateRun(a, classes.runPages[cls], chunk);
+    if (first == SIZE_MAX) return nullptr;
+    offset = first << classes.pageShift;
+  }
+  PooledStorage* s = takeBlock(a);
+  s->refs.store(0, std::memory_order_relaxed);
+  s->kind = StorageKind::Pooled;
+  s->data = chunk->memory + offset;
+  s->size = classes.sizes[cls];
+  s->allocator = facade;
+  s->destroy = &destroyPooled;
+  s->chunk = chunk;
+  s->sizeClass = static_cast<std::uint16_t>(cls);
+  return s;
+}
+
+void PoolCore::freeInArena(PoolArena& a, PooledStorage* s) noexcept {
+  PoolChunk* c = s->chunk;
+  const std::size_t offset = static_cast<std::size_t>(s->data - c->memory);
+  const std::size_t page = offset >> classes.pageShift;
+  if (s->sizeClass < classes.numSmall) {
+    Subpage* sp = c->subpageOf[page];
+    const std::uint32_t slot = static_cast<std::uint32_t>(
+        (offset - (std::size_t{sp->firstPage} << classes.pageShift)) / sp->slotSize);
+    sp->give(slot);
+    const unsigned cls = sp->sizeClass;
+    if (!sp->listed) {
+      listPush(a.partial[cls], sp);
+      sp->listed = true;
+    }
+    // An empty run goes back to its chunk unless it is the class's only partial run (Netty keeps
+    // one so that a class in use does not rebuild its run on every allocation).
+    if (sp->numFree == sp->numSlots && (sp->prev != nullptr || sp->next != nullptr)) {
+      listRemove(a.partial[cls], sp);
+      for (std::size_t p = sp->firstPage; p < sp->firstPage + classes.runPages[cls]; ++p)
+        c->subpageOf[p] = nullptr;
+      const std::size_t first = sp->firstPage;
+      delete sp;
+      freeRun(a, c, first);
+    }
+  } else {
+    freeRun(a, c, page);
+  }
+  s->chunk = &a.detached;
+  s->next = a.freeBlocks;
+  a.freeBlocks = s;
+}
+
+// ------------------------------------------------------------------ huge and direct
+
+PooledStorage* PoolCore::allocateHuge(std::size_t n, bool fallback) {
+  if (n > kMaxCapacityLimit) throw std::bad_alloc();  // so n + header cannot overflow
+  void* raw = ::operator new(kDirectHeader + n, kDirectAlign);
+  static_assert(sizeof(PooledStorage) <= kDirectHeader);
+  auto* s = new (raw) PooledStorage();
+  s->kind = StorageKind::Pooled;
+  s->data = static_cast<std::byte*>(raw) + kDirectHeader;
+  s->size = n;
+  s->allocator = facade;
+  s->destroy = &destroyPooled;
+  s->core = this;
+  s->sizeClass = kDirectClass;
+  hugeAllocs.add(fallback ? 0 : 1);
+  fallbacks.add(fallback ? 1 : 0);
+  hugeLive.add(1);
+  hugeLiveBytes.add(n);
+  return s;
+}
+
+// ------------------------------------------------------------------ release
+
+// The release fast path: a live, untracked pooled block released on a thread whose most recently
+// used cache belongs to the block's arena goes onto that cache's stack. It reads the block's one
+// cache line, its chunk's arena pointer and the thread's memo; everything else (direct blocks,
+// tracked blocks, double releases, another arena, a full bin) takes PoolCore::release.
+void destroyPooled(Storage* storage) noexcept {
+  auto* s = static_cast<PooledStorage*>(storage);
+  ThreadCache* tc = tMemo.cache;
+  if (s->state.load(std::memory_order_relaxed) == kStateLive && s->leak == nullptr &&
+      !s->isDirect() && tc != nullptr &&
+      tc->releaseArena.load(std::memory_order_relaxed) == s->chunk->arena) [[likely]] {
+    // Same arena, hence same allocator: sizeClass indexes this cache's bins.
+    ThreadCache::Bin& b = tMemo.bins[s->sizeClass];
+    if (b.count < b.cap && tc->cachedBytes.get() + b.size <= tc->maxCachedBytes) [[likely]] {
+      s->state.store(kStateFree, std::memory_order_relaxed);
+      poison(s->data, s->size);
+      tc->frees.add(1);
+      tc->freeBytes.add(b.size);
+      tc->cachedBytes.add(b.size);
+      b.items[b.count++] = s;
+      return;
+    }
+  }
+  coreOf(s)->release(s);
+}
+
+void PoolCore::release(PooledStorage* s) noexcept {
+  if (s->state.load(std::memory_order_relaxed) != kStateLive) [[unlikely]] {
+    // The count went to zero twice (a retain after the last release): returning the slot again
+    // would hand it to two owners. Ignore it, count it, say so.
+    doubleReleases.add(1);
+    std::fprintf(stderr, "netbuf: pooled buffer %p released twice (ignored)\n",
+                 static_cast<void*>(s->data));
+    return;
+  }
+  s->state.store(kStateFree, std::memory_order_relaxed);
+  if (s->leak != nullptr) [[unlikely]]
+    untrack(s);
+  if (s->isDirect()) [[unlikely]] {
+    hugeLive.sub(1);
+    hugeLiveBytes.sub(s->size);
+    s->~PooledStorage();
+    ::operator delete(static_cast<void*>(s), kDirectAlign);
+    return;
+  }
+  poison(s->data, s->size);
+  // A thread that releases other arenas' blocks gets a cache too: it counts those releases.
+  ThreadCache* tc = nullptr;
+  try {
+    tc = cacheFor(this, true);
+  } catch (...) {  // out of memory: count on the arena instead
+  }
+  PoolArena* arena = s->chunk->arena;
+  if (tc != nullptr && tc->arena == arena) [[likely]] {
+    tc->frees.add(1);
+    tc->freeBytes.add(s->size);
+    ThreadCache::Bin& b = tc->bins[s->sizeClass];
+    if (b.count < b.cap && tc->cachedBytes.get() + s->size <= options.maxCachedBytesPerThread)
+        [[likely]] {
+      b.items[b.count++] = s;
+      tc->cachedBytes.add(s->size);
+      return;
+    }
+    releaseOverflow(tc, b, s);
+    return;
+  }
+  // Another arena's slot (or no cache on this thread): one CAS, no lock. The arena's threads take
+  // the whole stack on their next cache miss; stats() and trim() drain it too. The release is
+  // counted here (by this thread's cache when it has one), not by whoever drains.
+  if (tc != nullptr) {
+    tc->remoteFrees[arena->index].add(1);
+    tc->remoteFreeBytes[arena->index].add(s->size);
+  } else {
+    arena->frees.add(1);
+    arena->freeBytes.add(s->size);
+  }
+  arena->pushReturn(s);
+}
+
+// ------------------------------------------------------------------ leak detection
+
+void PoolCore::maybeTrack(PooledStorage* s, std::size_t requested) noexcept {
+  const LeakDetectionLevel level = leakLevel.load(std::memory_order_relaxed);
+  if (level == LeakDetectionLevel::Paranoid || (++tSample & 127) == 0) track(s, requested);
+}
+
+void PoolCore::track(PooledStorage* s, std::size_t requested) noexcept {
+  auto* r = new (std::nothrow) LeakRecord();
+  if (r == nullptr) return;
+  r->size = requested;
+  r->depth = backtrace(r->frames, kMaxFrames);
+  std::lock_guard lock(leakMutex);
+  r->sequence = ++leakSequence;
+  listPush(leakHead, r);
+  s->leak = r;
+}
+
+void PoolCore::untrack(PooledStorage* s) noexcept {
+  LeakRecord* r = s->leak;
+  {
+    std::lock_guard lock(leakMutex);
+    listRemove(leakHead, r);
+  }
+  delete r;
+  s->leak = nullptr;
+}
+
+// ------------------------------------------------------------------ teardown
+
+PoolCore::~PoolCore() {
+  for (auto& a : arenas) {
+    for (PoolChunk* c : a->chunks) {
+      for (std::size_t p = 0; p < c->numPages; ++p) {
+        Subpage* sp = c->subpageOf[p];
+        // Each subpage covers consecutive pages: delete it at the first (pointers compared only).
+        if (sp != nullptr && (p == 0 || c->subpageOf[p - 1] != sp)) delete sp;
+      }
+      unpoison(c->memory, classes.chunkSize);
+      ::munmap(c->memory, classes.chunkSize);
+      delete c;
+    }
+    for (PooledStorage* slab : a->slabs)
+      ::operator delete (static_cast<void*>(slab), std::align_val_t{alignof(PooledStorage)});
+  }
+  while (leakHead != nullptr) {
+    LeakRecord* r = leakHead;
+    leakHead = r->next;
+    delete r;
+  }
+}
+
+}  // namespace detail
+
+// ================================================================== public API
+
+using detail::PoolCore;
+using detail::PooledStorage;
+
+std::string_view toString(LeakDetectionLevel level) noexcept {
+  switch (level) {
+    case LeakDetectionLevel::Disabled:
+      return "disabled";
+    case LeakDetectionLevel::Simple:
+      return "simple";
+    case LeakDetectionLevel::Paranoid:
+      return "paranoid";
+  }
+  return "unknown";
+}
+
+LeakDetectionLevel parseLeakDetectionLevel(std::string_view text) {
+  std::string lower(text);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower == "disabled") return LeakDetectionLevel::Disabled;
+  if (lower == "simple" || lower == "advanced") return LeakDetectionLevel::Simple;
+  if (lower == "paranoid") return LeakDetectionLevel::Paranoid;
+  throw IllegalArgumentError(
+      fmt::format("leak detection level: '{}' (expected: disabled, simple or paranoid)", text));
+}
+
+LeakDetectionLevel PooledByteBufAllocator::defaultLeakDetectionLevel() noexcept {
+  int v = detail::gDefaultLeakLevel.load(std::memory_order_acquire);
+  if (v < 0) {
+    int expected = -1;
+    v = static_cast<int>(detail::levelFromEnvironment());
+    if (!detail::gDefaultLeakLevel.compare_exchange_strong(expected, v)) v = expected;
+  }
+  return static_cast<LeakDetectionLevel>(v);
+}
+
+void PooledByteBufAllocator::setDefaultLeakDetectionLevel(LeakDetectionLevel level) noexcept {
+  detail::gDefaultLeakLevel.store(static_cast<int>(level), std::memory_order_release);
+}
+
+PooledByteBufAllocator::PooledByteBufAllocator()
+    : PooledByteBufAllocator(PooledAllocatorOptions{}) {}
+
+PooledByteBufAllocator::PooledByteBufAllocator(const PooledAllocatorOptions& o) {
+  auto bad = [](const char* what, std::size_t value, const char* expected) {
+    throw IllegalArgumentError(
+        fmt::format("PooledByteBufAllocator: {}: {} (expected: {})", what, value, expected));
+  };
+  if (!std::has_single_bit(o.pageSize) || o.pageSize < 4096 || o.pageSize > (std::size_t{1} << 20))
+    bad("pageSize", o.pageSize, "a power of two in [4096, 1 MiB]");
+  if (o.chunkSize < o.pageSize || o.chunkSize > (std::size_t{1} << 30) ||
+      !std::has_single_bit(o.chunkSize))
+    bad("chunkSize", o.chunkSize, "pageSize times a power of two, at most 1 GiB");
+  if (o.smallCacheSize > (1u << 20) || o.normalCacheSize > (1u << 20))
+    bad("cache size", std::max(o.smallCacheSize, o.normalCacheSize), "at most 2^20 entries");
+  if (o.numArenas > 1024) bad("numArenas", o.numArenas, "at most 1024");
+  auto core = std::make_unique<PoolCore>();
+  core->id = detail::gNextId.fetch_add(1, std::memory_order_relaxed);
+  core->facade = this;
+  core->options = o;
+  if (core->options.cacheTrimInterval == 0) core->options.cacheTrimInterval = SIZE_MAX;
+  core->classes.init(o.pageSize, o.chunkSize);
+  std::size_t n = o.numArenas;
+  if (n == 0) n = std::max(1u, std::thread::hardware_concurrency()) * std::size_t{2};
+  for (std::size_t i = 0; i < n; ++i) {
+    auto a = std::make_unique<detail::PoolArena>();
+    a->core = core.get();
+    a->index = static_cast<unsigned>(i);
+    a->partial.assign(core->classes.numSmall, nullptr);
+    core->arenas.push_back(std::move(a));
+  }
+  core->leakLevel.store(o.leakDetection.value_or(defaultLeakDetectionLevel()));
+  core_ = core.release();
+}
+
+PooledByteBufAllocator::~PooledByteBufAllocator() {
+  PoolCore* c = core_;
+  {
+    std::lock_guard lock(detail::registryMutex());
+    const std::vector<detail::ThreadCache*> caches = c->caches;
+    for (detail::ThreadCache* tc : caches) c->detachCache(tc);
+    if (detail::tMemo.id == c->id) detail::tMemo = {0, nullptr, nullptr};
+  }
+  for (auto& a : c->arenas) {
+    std::lock_guard lock(a->mutex);
+    c->drainLocked(*a);
+  }
+  const PoolStats s = totalStats();
+  if (s.liveBuffers != 0) {
+    // Keep the memory: the leaked buffers still point into it, and their release must not touch
+    // freed memory. Say what leaked.
+    std::fprintf(stderr,
+                 "netbuf: PooledByteBufAllocator destroyed with %llu live buffer(s), %llu bytes; "
+                 "its memory is kept\n%s",
+                 static_cast<unsigned long long>(s.liveBuffers),
+                 static_cast<unsigned long long>(s.liveBytes), reportLeaks().c_str());
+    return;
+  }
+  delete c;
+}
+
+namespace detail {
+
+/// Everything but a cache hit: huge requests, misses, no cache yet, sweeps, leak tracking.
+[[gnu::noinline]] Storage* allocateSlow(PoolCore* c, std::size_t n) {
+  PooledStorage* s;
+  if (n > c->classes.chunkSize) [[unlikely]] {
+    s = c->allocateHuge(n, false);
+  } else {
+    const unsigned cls = c->classes.classOf(n);
+    ThreadCache* tc = cacheFor(c, true);
+    if (tc != nullptr) [[likely]] {
+      ThreadCache::Bin& b = tc->bins[cls];
+      if (b.count != 0) {
+        s = b.items[--b.count];
+        tc->hits.add(1);
+        tc->cachedBytes.sub(s->size);
+      } else {
+        s = c->allocateMiss(tc, cls);
+        if (s == nullptr) {
+          s = c->allocateHuge(c->classes.sizes[cls], true);
+          tc->direct.add(1);
+        }
+      }
+      if (!s->isDirect()) tc->allocBytes.add(s->size);
+      ++b.used;
+      if (++tc->sinceSweep >= c->options.cacheTrimInterval) [[unlikely]]
+        c->sweep(tc);
+    } else {
+      s = c->allocateDirectly(cls);
+      if (s == nullptr) s = c->allocateHuge(c->classes.sizes[cls], true);
+    }
+  }
+  unpoison(s->data, s->size);
+  s->refs.store(1, std::memory_order_relaxed);
+  s->state.store(kStateLive, std::memory_order_relaxed);
+  s->leak = nullptr;
+  if (c->leakLevel.load(std::memory_order_relaxed) != LeakDetectionLevel::Disabled) [[unlikely]]
+    c->maybeTrack(s, n);
+  return s;
+}
+
+}  // namespace detail
+
+// The fast path is a cache hit with leak detection disabled: the memo check, one table lookup for
+// the class, a pop and three stores into the block's line. The rest is allocateSlow.
+detail::Storage* PooledByteBufAllocator::allocateStorage(std::size_t n) {
+  PoolCore* c = core_;
+  if (n <= c->classes.chunkSize && detail::tMemo.id == c->id &&
+      c->leakLevel.load(std::memory_order_relaxed) == LeakDetectionLevel::Disabled) [[likely]] {
+    detail::ThreadCache::Bin& b = detail::tMemo.bins[c->classes.classOf(n)];
+    if (b.count != 0) [[likely]] {
+      detail::ThreadCache* tc = detail::tMemo.cache;
+      if (++tc->sinceSweep < c->options.cacheTrimInterval) [[likely]] {
+        PooledStorage* s = b.items[--b.count];
+        tc->hits.add(1);
+        tc->cachedBytes.sub(b.size);
+        tc->allocBytes.add(b.size);
+        ++b.used;
+        detail::unpoison(s->data, s->size);
+        s->refs.store(1, std::memory_order_relaxed);
+        s->state.store(detail::kStateLive, std::memory_order_relaxed);
+        s->leak = nullptr;
+        return s;
+      }
+      --tc->sinceSweep;  // allocateSlow counts this allocation and sweeps
+    }
+  }
+  return detail::allocateSlow(c, n);
+}
+
+AllocatorStats PooledByteBufAllocator::stats() const {
+  PoolCore* c = core_;
+  for (auto& a : c->arenas) {
+    std::lock_guard lock(a->mutex);
+    c->drainLocked(*a);
+  }
+  AllocatorStats out;
+  out.arenas.resize(c->arenas.size());
+  std::vector<std::uint64_t> allocs(c->arenas.size()), frees(c->arenas.size()),
+      allocBytes(c->arenas.size()), freeBytes(c->arenas.size());
+  std::lock_guard lock(detail::registryMutex());
+  for (std::size_t i = 0; i < c->arenas.size(); ++i) {
+    const detail::PoolArena& a = *c->arenas[i];
+    PoolStats& p = out.arenas[i];
+    allocs[i] = a.allocs.get();
+    frees[i] = a.frees.get();
+    allocBytes[i] = a.allocBytes.get();
+    freeBytes[i] = a.freeBytes.get();
+    p.cacheHits = a.hits.get();
+    p.cacheMisses = a.misses.get();
+    p.chunks = a.chunkCount.get();
+    p.chunkBytes = p.chunks * c->classes.chunkSize;
+    p.controlBlockBytes = a.slabBytes.get();
+  }
+  for (const detail::ThreadCache* tc : c->caches) {
+    const std::size_t i = tc->arena->index;
+    PoolStats& p = out.arenas[i];
+    const std::uint64_t hits = tc->hits.get(), misses = tc->misses.get();
+    p.cacheHits += hits;
+    p.cacheMisses += misses;
+    p.cachedBytes += tc->cachedBytes.get();
+    allocs[i] += hits + misses - tc->direct.get();
+    allocBytes[i] += tc->allocBytes.get();
+    frees[i] += tc->frees.get();
+    freeBytes[i] += tc->freeBytes.get();
+    for (std::size_t j = 0; j < c->arenas.size(); ++j) {
+      frees[j] += tc->remoteFrees[j].get();
+      freeBytes[j] += tc->remoteFreeBytes[j].get();
+    }
+  }
+  PoolStats& t = out.total;
+  for (std::size_t i = 0; i < c->arenas.size(); ++i) {
+    PoolStats& p = out.arenas[i];
+    p.allocations = allocs[i];
+    p.liveBuffers = allocs[i] >= frees[i] ? allocs[i] - frees[i] : 0;
+    p.liveBytes = allocBytes[i] >= freeBytes[i] ? allocBytes[i] - freeBytes[i] : 0;
+    t.liveBuffers += p.liveBuffers;
+    t.liveBytes += p.liveBytes;
+    t.chunkBytes += p.chunkBytes;
+    t.chunks += p.chunks;
+    t.cachedBytes += p.cachedBytes;
+    t.allocations += p.allocations;
+    t.cacheHits += p.cacheHits;
+    t.cacheMisses += p.cacheMisses;
+    t.controlBlockBytes += p.controlBlockBytes;
+  }
+  t.hugeAllocations = c->hugeAllocs.get();
+  t.fallbackAllocations = c->fallbacks.get();
+  t.hugeLiveBytes = c->hugeLiveBytes.get();
+  t.liveBuffers += c->hugeLive.get();
+  t.liveBytes += c->hugeLiveBytes.get();
+  t.allocations += t.hugeAllocations + t.fallbackAllocations;
+  t.doubleReleases = c->doubleReleases.get();
+  return out;
+}
+
+void PooledByteBufAllocator::trimCurrentThreadCache() {
+  detail::ThreadCache* tc = detail::cacheFor(core_, false);
+  if (tc != nullptr) core_->flushCache(tc);
+}
+
+std::size_t PooledByteBufAllocator::trim() {
+  trimCurrentThreadCache();
+  PoolCore* c = core_;
+  std::size_t freed = 0;
+  for (auto& a : c->arenas) {
+    std::lock_guard lock(a->mutex);
+    c->drainLocked(*a);
+    // Empty runs kept for their class (see freeInArena) hold chunks: release them first.
+    for (detail::Subpage*& head : a->partial) {
+      detail::Subpage* sp = head;
+      while (sp != nullptr) {
+        detail::Subpage* next = sp->next;
+        if (sp->numFree == sp->numSlots) {
+          detail::listRemove(head, sp);
+          detail::PoolChunk* chunk = sp->chunk;
+          const std::size_t first = sp->firstPage;
+          for (std::size_t p = first; p < first + c->classes.runPages[sp->sizeClass]; ++p)
+            chunk->subpageOf[p] = nullptr;
+          delete sp;
+          c->freeRun(*a, chunk, first);
+        }
+        sp = next;
+      }
+    }
+    const std::vector<detail::PoolChunk*> chunks = a->chunks;
+    for (detail::PoolChunk* chunk : chunks) {
+      if (chunk->freePages == chunk->numPages) {
+        c->destroyChunk(*a, chunk);
+        freed += c->classes.chunkSize;
+      }
+    }
+    a->emptyChunks = 0;
+  }
+  return freed;
+}
+
+LeakDetectionLevel PooledByteBufAllocator::leakDetectionLevel() const noexcept {
+  return core_->leakLevel.load(std::memory_order_relaxed);
+}
+
+void PooledByteBufAllocator::setLeakDetectionLevel(LeakDetectionLevel level) noexcept {
+  core_->leakLevel.store(level, std::memory_order_relaxed);
+}
+
+std::vector<LeakReport> PooledByteBufAllocator::leaks() const {
+  std::vector<LeakReport> out;
+  {
+    std::lock_guard lock(core_->leakMutex);
+    for (const detail::LeakRecord* r = core_->leakHead; r != nullptr; r = r->next) {
+      LeakReport rep;
+      rep.size = r->size;
+      rep.sequence = r->sequence;
+      rep.frames.assign(r->frames, r->frames + r->depth);
+      out.push_back(std::move(rep));
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const LeakReport& a, const LeakReport& b) { return a.sequence < b.sequence; });
+  for (LeakReport& rep : out)
+    rep.site = detail::symbolize(rep.frames.data(), static_cast<int>(rep.frames.size()));
+  return out;
+}
+
+std::string PooledByteBufAllocator::reportLeaks() const {
+  const std::vector<LeakReport> tracked = leaks();
+  const PoolStats s = totalStats();
+  std::string out;
+  for (const LeakReport& r : tracked) {
+    out += fmt::format(
+        "LEAK: pooled ByteBuf of {} bytes (allocation #{}) was not released; "
+        "allocated at:\n{}",
+        r.size, r.sequence, r.site);
+  }
+  if (s.liveBuffers > tracked.size()) {
+    out += fmt::format(
+        "LEAK: {} live pooled buffer(s) in all ({} bytes), {} with a recorded site; set "
+        "NETBUF_LEAK_DETECTION=paranoid to record every allocation site\n",
+        s.liveBuffers, s.liveBytes, tracked.size());
+  }
+  return out;
+}
+
+void PooledByteBufAllocator::checkLive(const detail::Storage* storage) const {
+  if (storage == nullptr) throw EmptyBufferError("checkLive: ByteBuf handle is empty");
+  if (storage->destroy != &detail::destroyPooled ||
+      detail::coreOf(static_cast<const PooledStorage*>(storage)) != core_) {
+    throw WrongAllocatorError(
+        fmt::format("storage {} ({}) does not belong to this PooledByteBufAllocator",
+                    static_cast<const void*>(storage->data), toString(storage->kind)));
+  }
+  if (static_cast<const PooledStorage*>(storage)->state.load(std::memory_order_acquire) !=
+      detail::kStateLive) {
+    throw UseAfterFreeError(
+        fmt::format("pooled storage {} ({} bytes) was already returned to its pool",
+                    static_cast<const void*>(storage->data), storage->size));
+  }
+}
+
+void PooledByteBufAllocator::release(detail::Storage* storage) {
+  if (storage == nullptr) throw IllegalArgumentError("release: null storage");
+  try {
+    checkLive(storage);
+  } catch (const UseAfterFreeError& e) {
+    throw DoubleReleaseError(fmt::format("release: {}", e.what()));
+  }
+  storage->release();
+}
+
+std::size_t PooledByteBufAllocator::sizeClassCount() const noexcept {
+  return core_->classes.sizes.size();
+}
+std::size_t PooledByteBufAllocator::sizeClassSize(std::size_t index) const noexcept {
+  return index < core_->classes.sizes.size() ? core_->classes.sizes[index] : 0;
+}
+std::size_t PooledByteBufAllocator::smallSizeClassCount() const noexcept {
+  return core_->classes.numSmall;
+}
+std::size_t PooledByteBufAllocator::normalizeSize(std::size_t n) const {
+  return n > core_->classes.chunkSize ? n : core_->classes.sizes[core_->classes.classOf(n)];
+}
+const PooledAllocatorOptions& PooledByteBufAllocator::options() const noexcept {
+  return core_->options;
+}
+
+// ------------------------------------------------------------------ the default allocator
+
+namespace {
+std::atomic<ByteBufAllocator*> gDefaultAllocator{nullptr};
+}  // namespace
+
+ByteBufAllocator& ByteBufAllocator::defaultAllocator() noexcept {
+  ByteBufAllocator* a = gDefaultAllocator.load(std::memory_order_acquire);
+  if (a != nullptr) [[likely]]
+    return *a;
+  static ByteBufAllocator* const chosen = []() -> ByteBufAllocator* {
+    const char* env = std::getenv("NETBUF_ALLOCATOR");
+    if (env != nullptr && std::string_view(env) == "pooled") {
+      // Never destroyed: buffers may outlive static destructors, and thread exits may follow them.
+      return new PooledByteBufAllocator();
+    }
+    return &UnpooledByteBufAllocator::instance();
+  }();
+  ByteBufAllocator* expected = nullptr;
+  gDefaultAllocator.compare_exchange_strong(expected, chosen, std::memory_order_acq_rel);
+  return *gDefaultAllocator.load(std::memory_order_acquire);
+}
+
+void ByteBufAllocator::setDefaultAllocator(ByteBufAllocator& allocator) noexcept {
+  gDefaultAllocator.store(&allocator, std::memory_order_release);
+}
+
+}  // namespace netbuf

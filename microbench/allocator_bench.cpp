@@ -1,0 +1,247 @@
+// Allocator benchmarks (issue 4): each pooled case beside the baselines a user would otherwise
+// write. Figures and the command are recorded in docs/benchmarks.md.
+//
+//  - BM_AllocRelease_*: allocate + release one buffer of n bytes, LIFO (the thread-cache fast
+//  path).
+//  - BM_RandomSlot_*: Netty's ByteBufAllocatorBenchmark shape: 8192 live slots, each op replaces
+//    a random slot (release the old buffer, allocate a new one).
+//  - BM_ProducerConsumer_*: one thread allocates, another releases (the cross-thread path).
+//  - BM_SteadyStateMemory: memory the pool holds for a mixed-size live set (counters).
+
+#include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using netbuf::ByteBuf;
+
+netbuf::PooledByteBufAllocator& pooled() {
+  static auto* a = [] {
+    netbuf::PooledAllocatorOptions o;
+    o.leakDetection = netbuf::LeakDetectionLevel::Disabled;
+    return new netbuf::PooledByteBufAllocator(o);
+  }();
+  return *a;
+}
+
+netbuf::ByteBufAllocator& unpooled() { return netbuf::UnpooledByteBufAllocator::instance(); }
+
+const std::vector<std::int64_t> kSizes{64, 256, 4096, 65536, 1 << 20};
+
+// ------------------------------------------------------------------ allocate + release (LIFO)
+
+void BM_AllocRelease_Pooled(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  auto& a = pooled();
+  for (auto _ : state) {
+    ByteBuf b = a.buffer(n, n);
+    benchmark::DoNotOptimize(b.data());
+  }
+}
+void BM_AllocRelease_Unpooled(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  auto& a = unpooled();
+  for (auto _ : state) {
+    ByteBuf b = a.buffer(n, n);
+    benchmark::DoNotOptimize(b.data());
+  }
+}
+void BM_AllocRelease_Malloc(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) {
+    void* p = std::malloc(n);
+    benchmark::DoNotOptimize(p);
+    std::free(p);
+  }
+}
+void BM_AllocRelease_Vector(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) {
+    std::vector<std::byte> v(n);
+    benchmark::DoNotOptimize(v.data());
+  }
+}
+
+// ------------------------------------------------------------------ Netty's random-slot workload
+
+constexpr std::size_t kSlots = 8192;
+
+/// Random slot indices precomputed so the generator costs nothing in the timed loop.
+const std::vector<std::uint16_t>& slotIndices() {
+  static const std::vector<std::uint16_t> v = [] {
+    std::vector<std::uint16_t> out(1 << 16);
+    std::mt19937 rng(42);
+    for (auto& x : out) x = static_cast<std::uint16_t>(rng() % kSlots);
+    return out;
+  }();
+  return v;
+}
+
+template <class Alloc>
+void randomSlotByteBuf(benchmark::State& state, Alloc& a) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<ByteBuf> slots(kSlots);
+  for (auto& s : slots) s = a.buffer(n, std::max<std::size_t>(n, 1));
+  const auto& idx = slotIndices();
+  std::size_t k = 0;
+  for (auto _ : state) {
+    ByteBuf& slot = slots[idx[k++ & 0xffff]];
+    slot = a.buffer(n, std::max<std::size_t>(n, 1));
+    benchmark::DoNotOptimize(slot.data());
+  }
+}
+void BM_RandomSlot_Pooled(benchmark::State& state) { randomSlotByteBuf(state, pooled()); }
+void BM_RandomSlot_Unpooled(benchmark::State& state) { randomSlotByteBuf(state, unpooled()); }
+void BM_RandomSlot_Malloc(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<void*> slots(kSlots);
+  for (auto& s : slots) s = std::malloc(n);
+  const auto& idx = slotIndices();
+  std::size_t k = 0;
+  for (auto _ : state) {
+    void*& slot = slots[idx[k++ & 0xffff]];
+    std::free(slot);
+    slot = std::malloc(n);
+    benchmark::DoNotOptimize(slot);
+  }
+  for (void* s : slots) std::free(s);
+}
+
+// ------------------------------------------------------------------ producer / consumer
+
+/// Single-producer single-consumer ring of items (ByteBuf or void*).
+template <class T>
+struct Ring {
+  static constexpr std::size_t kCap = 1024;
+  std::unique_ptr<T[]> items{new T[kCap]};
+  alignas(64) std::atomic<std::size_t> head{0};  // consumer position
+  alignas(64) std::atomic<std::size_t> tail{0};  // producer position
+  alignas(64) std::atomic<bool> done{false};
+
+  void push(T&& v) {
+    const std::size_t t = tail.load(std::memory_order_relaxed);
+    while (t - head.load(std::memory_order_acquire) == kCap) std::this_thread::yield();
+    items[t % kCap] = std::move(v);
+    tail.store(t + 1, std::memory_order_release);
+  }
+  template <class F>
+  void consume(F&& f) {
+    std::size_t h = head.load(std::memory_order_relaxed);
+    for (;;) {
+      const std::size_t t = tail.load(std::memory_order_acquire);
+      if (h == t) {
+        if (done.load(std::memory_order_acquire) && h == tail.load(std::memory_order_acquire))
+          return;
+        std::this_thread::yield();
+        continue;
+      }
+      for (; h != t; ++h) f(items[h % kCap]);
+      head.store(h, std::memory_order_release);
+    }
+  }
+};
+
+template <class Alloc>
+void producerConsumerByteBuf(benchmark::State& state, Alloc& a) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  Ring<ByteBuf> ring;
+  std::thread consumer([&] { ring.consume([](ByteBuf& b) { b.reset(); }); });
+  for (auto _ : state) ring.push(a.buffer(n, n));
+  ring.done.store(true, std::memory_order_release);
+  consumer.join();
+}
+void BM_ProducerConsumer_Pooled(benchmark::State& state) {
+  producerConsumerByteBuf(state, pooled());
+}
+void BM_ProducerConsumer_Unpooled(benchmark::State& state) {
+  producerConsumerByteBuf(state, unpooled());
+}
+void BM_ProducerConsumer_Malloc(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  Ring<void*> ring;
+  std::thread consumer([&] { ring.consume([](void*& p) { std::free(p); }); });
+  for (auto _ : state) {
+    void* p = std::malloc(n);
+    benchmark::DoNotOptimize(p);
+    ring.push(std::move(p));
+  }
+  ring.done.store(true, std::memory_order_release);
+  consumer.join();
+}
+
+// ------------------------------------------------------------------ steady-state memory
+
+/// A mixed-size live set (log-uniform 16 B .. 64 KiB, 4096 buffers, ~60 MiB... see counters) in
+/// which each op replaces a random buffer. Reports held / live: held = chunk bytes + direct bytes
+/// (what the pool took from the OS for data), live = bytes requested by the live buffers.
+void BM_SteadyStateMemory(benchmark::State& state) {
+  netbuf::PooledAllocatorOptions o;
+  o.leakDetection = netbuf::LeakDetectionLevel::Disabled;
+  netbuf::PooledByteBufAllocator a(o);
+  constexpr std::size_t kLive = 16384;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> logSize(4.0, 16.0);  // 2^4 .. 2^16
+  auto size = [&] { return static_cast<std::size_t>(std::exp2(logSize(rng))); };
+  std::vector<ByteBuf> slots(kLive);
+  std::vector<std::size_t> requested(kLive);
+  std::size_t live = 0;
+  for (std::size_t i = 0; i < kLive; ++i) {
+    requested[i] = size();
+    live += requested[i];
+    slots[i] = a.buffer(requested[i], requested[i]);
+  }
+  std::size_t k = 0;
+  for (auto _ : state) {
+    const std::size_t i = rng() % kLive;
+    live -= requested[i];
+    requested[i] = size();
+    live += requested[i];
+    slots[i] = a.buffer(requested[i], requested[i]);
+    ++k;
+  }
+  const netbuf::PoolStats s = a.totalStats();
+  const double held = static_cast<double>(s.chunkBytes + s.hugeLiveBytes);
+  state.counters["live_MiB"] = static_cast<double>(live) / (1 << 20);
+  state.counters["held_MiB"] = held / (1 << 20);
+  state.counters["held_over_live"] = held / static_cast<double>(live);
+  state.counters["held_over_slot_bytes"] = held / static_cast<double>(s.liveBytes);
+  state.counters["ctrl_MiB"] = static_cast<double>(s.controlBlockBytes) / (1 << 20);
+  state.counters["cached_MiB"] = static_cast<double>(s.cachedBytes) / (1 << 20);
+  state.counters["slot_MiB"] = static_cast<double>(s.liveBytes) / (1 << 20);
+  slots.clear();
+}
+
+void sizes(benchmark::internal::Benchmark* b) {
+  for (auto n : kSizes) b->Arg(n);
+}
+void slotSizes(benchmark::internal::Benchmark* b) {
+  for (std::int64_t n : {0, 256, 4096, 65536}) b->Arg(n);
+}
+void pcSizes(benchmark::internal::Benchmark* b) {
+  for (std::int64_t n : {64, 4096, 65536}) b->Arg(n);
+}
+
+}  // namespace
+
+BENCHMARK(BM_AllocRelease_Pooled)->Apply(sizes);
+BENCHMARK(BM_AllocRelease_Unpooled)->Apply(sizes);
+BENCHMARK(BM_AllocRelease_Malloc)->Apply(sizes);
+BENCHMARK(BM_AllocRelease_Vector)->Apply(sizes);
+BENCHMARK(BM_RandomSlot_Pooled)->Apply(slotSizes);
+BENCHMARK(BM_RandomSlot_Unpooled)->Apply(slotSizes);
+BENCHMARK(BM_RandomSlot_Malloc)->Apply(slotSizes);
+BENCHMARK(BM_ProducerConsumer_Pooled)->Apply(pcSizes)->UseRealTime();
+BENCHMARK(BM_ProducerConsumer_Unpooled)->Apply(pcSizes)->UseRealTime();
+BENCHMARK(BM_ProducerConsumer_Malloc)->Apply(pcSizes)->UseRealTime();
+BENCHMARK(BM_SteadyStateMemory)->Iterations(2000000);
+
+BENCHMARK_MAIN();

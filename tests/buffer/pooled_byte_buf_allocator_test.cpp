@@ -1,0 +1,475 @@
+#include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
+// (own header first: proves it is self-contained)
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace netbuf;
+
+namespace {
+
+PooledAllocatorOptions smallPool() {
+  PooledAllocatorOptions o;
+  o.numArenas = 2;
+  o.leakDetection = LeakDetectionLevel::Disabled;
+  return o;
+}
+
+void checkNothingLive(const PooledByteBufAllocator& a) {
+  const PoolStats s = a.totalStats();
+  CHECK(s.liveBuffers == 0);
+  CHECK(s.liveBytes == 0);
+  CHECK(s.hugeLiveBytes == 0);
+  for (const PoolStats& arena : a.stats().arenas) CHECK(arena.liveBuffers == 0);
+}
+
+std::byte pattern(std::size_t id, std::size_t i) {
+  return static_cast<std::byte>((id * 131 + i * 7 + 1) & 0xff);
+}
+
+/// Live buffers with ids: filled with a pattern at allocation, verified (content and no overlap
+/// with any other live buffer) before each release.
+struct LiveSet {
+  struct Entry {
+    ByteBuf buf;
+    std::size_t id;
+  };
+  std::vector<Entry> entries;
+  std::size_t nextId = 0;
+
+  void add(ByteBuf b) {
+    const std::size_t id = nextId++;
+    for (std::size_t i = 0; i < b.capacity(); ++i) b.mutableDataUnchecked()[i] = pattern(id, i);
+    entries.push_back({std::move(b), id});
+  }
+  void verify(const Entry& e) const {
+    for (std::size_t i = 0; i < e.buf.capacity(); ++i) {
+      if (e.buf.data()[i] != pattern(e.id, i)) {
+        FAIL("buffer " << e.id << " corrupted at " << i);
+      }
+    }
+  }
+  void checkNoOverlap() const {
+    std::vector<std::pair<const std::byte*, std::size_t>> ranges;
+    for (const Entry& e : entries) ranges.emplace_back(e.buf.data(), e.buf.maxFastWritableBytes());
+    std::sort(ranges.begin(), ranges.end());
+    for (std::size_t i = 1; i < ranges.size(); ++i)
+      REQUIRE(ranges[i - 1].first + ranges[i - 1].second <= ranges[i].first);
+  }
+  void removeAt(std::size_t i) {
+    verify(entries[i]);
+    entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+};
+
+}  // namespace
+
+// Referenced by the leak test: its address, and its name (external linkage, exported by the
+// tests' -rdynamic), must appear in the leak report.
+[[gnu::noinline]] ByteBuf leakSiteMarkerFunction(PooledByteBufAllocator& a, std::size_t n) {
+  ByteBuf b = a.buffer(n);
+  asm volatile("" ::: "memory");  // keep the call frame (no tail call)
+  return b;
+}
+
+TEST_CASE("size classes: quantum 16, 4 per doubling, whole pages from 4 pages up to the chunk") {
+  PooledByteBufAllocator a(smallPool());
+  CHECK(a.sizeClassSize(0) == 16);
+  CHECK(a.sizeClassSize(1) == 32);
+  CHECK(a.sizeClassSize(2) == 48);
+  CHECK(a.sizeClassSize(3) == 64);
+  CHECK(a.sizeClassSize(4) == 80);
+  CHECK(a.sizeClassSize(a.sizeClassCount() - 1) == a.options().chunkSize);
+  CHECK(a.sizeClassSize(a.smallSizeClassCount() - 1) == 28672);
+  CHECK(a.sizeClassSize(a.smallSizeClassCount()) == 32768);
+  for (std::size_t i = 1; i < a.sizeClassCount(); ++i) {
+    CHECK(a.sizeClassSize(i) > a.sizeClassSize(i - 1));
+    if (a.sizeClassSize(i) >= 32768) CHECK(a.sizeClassSize(i) % 8192 == 0);
+  }
+  CHECK(a.normalizeSize(0) == 16);
+  CHECK(a.normalizeSize(15) == 16);
+  CHECK(a.normalizeSize(16) == 16);
+  CHECK(a.normalizeSize(17) == 32);
+  CHECK(a.normalizeSize(65) == 80);
+  CHECK(a.normalizeSize(8191) == 8192);
+  CHECK(a.normalizeSize(8192) == 8192);
+  CHECK(a.normalizeSize(8193) == 10240);
+  CHECK(a.normalizeSize(28673) == 32768);
+  CHECK(a.normalizeSize(32769) == 40960);
+  CHECK(a.normalizeSize(4 << 20) == (4 << 20));
+  CHECK(a.normalizeSize((4 << 20) + 1) == (4 << 20) + 1);
+}
+
+TEST_CASE("every size-class boundary allocates a usable slot of the right size") {
+  PooledByteBufAllocator a(smallPool());
+  std::vector<std::size_t> sizes{0,    1,    15,   16,   17,   63,   64,    65,    4095, 4096,
+                                 4097, 7168, 7169, 8191, 8192, 8193, 65535, 65536, 65537};
+  for (std::size_t i = 0; i < a.sizeClassCount(); ++i) {
+    const std::size_t c = a.sizeClassSize(i);
+    sizes.push_back(c - 1);
+    sizes.push_back(c);
+    sizes.push_back(c + 1);
+  }
+  const std::size_t chunk = a.options().chunkSize;
+  sizes.push_back(chunk - 1);
+  sizes.push_back(chunk);
+  sizes.push_back(chunk + 1);
+  for (std::size_t n : sizes) {
+    CAPTURE(n);
+    ByteBuf b = a.buffer(n, std::max<std::size_t>(n, 1) * 2);
+    CHECK(b.capacity() == n);
+    CHECK((b.storageKind() == StorageKind::Pooled));
+    CHECK(b.maxFastWritableBytes() >= n);
+    CHECK(b.maxFastWritableBytes() == std::min(a.normalizeSize(n), b.maxCapacity()));
+    if (n != 0) {
+      b.mutableDataUnchecked()[0] = std::byte{1};
+      b.mutableDataUnchecked()[n - 1] = std::byte{2};
+    }
+  }
+  const PoolStats s = a.totalStats();
+  CHECK(s.hugeAllocations >= 2);  // chunk + 1 and the last class + 1
+  checkNothingLive(a);
+}
+
+TEST_CASE("huge buffers are allocated directly, freed on release and never cached") {
+  PooledByteBufAllocator a(smallPool());
+  const std::size_t n = a.options().chunkSize + 100;
+  {
+    ByteBuf b = a.buffer(n, n);
+    CHECK(a.totalStats().hugeLiveBytes == n);
+    CHECK(a.totalStats().liveBuffers == 1);
+    CHECK(a.totalStats().chunks == 0);
+  }
+  CHECK(a.totalStats().hugeLiveBytes == 0);
+  CHECK(a.totalStats().cachedBytes == 0);
+  CHECK(a.totalStats().hugeAllocations == 1);
+  checkNothingLive(a);
+}
+
+TEST_CASE("LIFO, FIFO and random patterns: contents intact, no overlap") {
+  PooledByteBufAllocator a(smallPool());
+  const std::vector<std::size_t> sizes{1, 16, 17, 100, 256, 1000, 4096, 7000, 8192, 20000, 70000};
+  SUBCASE("LIFO") {
+    LiveSet live;
+    for (int round = 0; round < 3; ++round) {
+      for (std::size_t i = 0; i < 300; ++i) live.add(a.buffer(sizes[i % sizes.size()]));
+      live.checkNoOverlap();
+      while (!live.entries.empty()) live.removeAt(live.entries.size() - 1);
+    }
+  }
+  SUBCASE("FIFO") {
+    LiveSet live;
+    for (std::size_t i = 0; i < 1500; ++i) {
+      live.add(a.buffer(sizes[(i * 7) % sizes.size()]));
+      if (live.entries.size() > 200) live.removeAt(0);
+      if (i % 100 == 0) live.checkNoOverlap();
+    }
+    live.checkNoOverlap();
+    while (!live.entries.empty()) live.removeAt(0);
+  }
+  SUBCASE("random") {
+    const auto seed = std::random_device{}();
+    CAPTURE(seed);
+    std::mt19937 rng(seed);
+    LiveSet live;
+    for (int i = 0; i < 3000; ++i) {
+      if (live.entries.empty() || rng() % 3 != 0) {
+        const std::size_t n = rng() % 4 == 0 ? rng() % 200000 : rng() % 3000;
+        live.add(a.buffer(n));
+      } else {
+        live.removeAt(rng() % live.entries.size());
+      }
+      if (i % 250 == 0) live.checkNoOverlap();
+    }
+    live.checkNoOverlap();
+    CHECK(a.totalStats().liveBuffers == live.entries.size());
+    while (!live.entries.empty()) live.removeAt(rng() % live.entries.size());
+  }
+  checkNothingLive(a);
+}
+
+TEST_CASE("growth moves across classes inside the pool and preserves content") {
+  PooledByteBufAllocator a(smallPool());
+  ByteBuf b = a.buffer(10);
+  CHECK(b.maxFastWritableBytes() == 16);
+  std::string expected;
+  for (int i = 0; i < 300000; ++i) {
+    const char ch = static_cast<char>('a' + i % 26);
+    b.writeByte(static_cast<std::uint8_t>(ch));
+    expected.push_back(ch);
+  }
+  CHECK((b.storageKind() == StorageKind::Pooled));
+  CHECK(&b.alloc() == &a);
+  CHECK(b.readableBytes() == expected.size());
+  CHECK(std::equal(expected.begin(), expected.end(), b.data(),
+                   [](char c, std::byte x) { return static_cast<std::byte>(c) == x; }));
+  // The first growth used the slack of the 16-byte slot before moving.
+  ByteBuf c = a.buffer(17);
+  c.writeZero(17);
+  c.writeZero(10);  // fits the 32-byte slot: no move
+  CHECK(c.capacity() == 32);
+  b.reset();
+  c.reset();
+  checkNothingLive(a);
+}
+
+TEST_CASE("statistics: live counters, cache hits and misses, per arena and total") {
+  PooledByteBufAllocator a(smallPool());
+  {
+    ByteBuf x = a.buffer(100);
+    ByteBuf y = a.buffer(5000);
+    const PoolStats s = a.totalStats();
+    CHECK(s.liveBuffers == 2);
+    CHECK(s.liveBytes == 112 + 5120);
+    CHECK(s.chunks == 1);
+    CHECK(s.chunkBytes == a.options().chunkSize);
+    CHECK(s.cacheMisses == 2);
+    CHECK(s.controlBlockBytes > 0);
+    std::uint64_t arenaLive = 0;
+    for (const PoolStats& p : a.stats().arenas) arenaLive += p.liveBuffers;
+    CHECK(arenaLive == 2);
+  }
+  checkNothingLive(a);
+  { ByteBuf x = a.buffer(100); }
+  const PoolStats s = a.totalStats();
+  CHECK(s.cacheHits >= 1);
+  CHECK(s.allocations == 3);
+  CHECK(s.cachedBytes > 0);
+}
+
+TEST_CASE("trim returns fully free chunks to the OS") {
+  PooledAllocatorOptions o = smallPool();
+  o.numArenas = 1;
+  PooledByteBufAllocator a(o);
+  {
+    std::vector<ByteBuf> bufs;
+    for (int i = 0; i < 40; ++i) bufs.push_back(a.buffer(1 << 20));  // 10 chunks
+    CHECK(a.totalStats().chunks >= 10);
+  }
+  // Released: at most one empty chunk per arena is kept, plus what the thread cache holds.
+  CHECK(a.totalStats().chunks <= 2);
+  CHECK(a.trim() > 0);
+  CHECK(a.totalStats().chunks == 0);
+  CHECK(a.totalStats().cachedBytes == 0);
+  checkNothingLive(a);
+}
+
+TEST_CASE("maxChunks bounds held memory: beyond it requests are served outside the pool") {
+  PooledAllocatorOptions o = smallPool();
+  o.numArenas = 1;
+  o.maxChunks = 1;
+  o.chunkSize = 1 << 20;
+  PooledByteBufAllocator a(o);
+  std::vector<ByteBuf> bufs;
+  for (int i = 0; i < 6; ++i) bufs.push_back(a.buffer(300000));
+  const PoolStats s = a.totalStats();
+  CHECK(s.chunks == 1);
+  CHECK(s.fallbackAllocations >= 3);
+  CHECK(s.liveBuffers == 6);
+  for (ByteBuf& b : bufs) b.writeZero(300000);
+  bufs.clear();
+  checkNothingLive(a);
+}
+
+TEST_CASE("thread cache bound: maxCachedBytesPerThread and per-class entries") {
+  PooledAllocatorOptions o = smallPool();
+  o.maxCachedBytesPerThread = 64 << 10;
+  o.smallCacheSize = 8;
+  PooledByteBufAllocator a(o);
+  {
+    std::vector<ByteBuf> bufs;
+    for (int i = 0; i < 100; ++i) bufs.push_back(a.buffer(4096));
+  }
+  CHECK(a.totalStats().cachedBytes <= 64 << 10);
+  {
+    std::vector<ByteBuf> bufs;
+    for (int i = 0; i < 100; ++i) bufs.push_back(a.buffer(16));
+  }
+  CHECK(a.totalStats().cachedBytes <= 64 << 10);
+  checkNothingLive(a);
+}
+
+TEST_CASE("a thread's cache is returned when the thread exits") {
+  PooledByteBufAllocator a(smallPool());
+  std::thread t([&] {
+    std::vector<ByteBuf> bufs;
+    for (int i = 0; i < 200; ++i) bufs.push_back(a.buffer(64 + i * 10));
+    bufs.clear();
+    CHECK(a.totalStats().cachedBytes > 0);
+  });
+  t.join();
+  const PoolStats s = a.totalStats();
+  CHECK(s.cachedBytes == 0);
+  checkNothingLive(a);
+  CHECK(a.trim() > 0);
+  CHECK(a.totalStats().chunks == 0);
+}
+
+TEST_CASE("leak detection: paranoid tracks every allocation with its site") {
+  PooledAllocatorOptions o = smallPool();
+  o.leakDetection = LeakDetectionLevel::Paranoid;
+  PooledByteBufAllocator a(o);
+  ByteBuf kept = leakSiteMarkerFunction(a, 1234);
+  ByteBuf other = a.buffer(10);
+  other.reset();
+  const std::vector<LeakReport> leaks = a.leaks();
+  REQUIRE(leaks.size() == 1);
+  CHECK(leaks[0].size == 1234);
+  // The recorded frames include a return address inside the allocating function.
+  const auto* fn = reinterpret_cast<const unsigned char*>(&leakSiteMarkerFunction);
+  bool found = false;
+  for (void* f : leaks[0].frames) {
+    const auto* p = static_cast<const unsigned char*>(f);
+    if (p > fn && p < fn + 512) found = true;
+  }
+  CHECK(found);
+  const std::string report = a.reportLeaks();
+  CHECK(report.find("1234 bytes") != std::string::npos);
+  CHECK(report.find("leakSiteMarkerFunction") != std::string::npos);
+  kept.reset();
+  CHECK(a.leaks().empty());
+  CHECK(a.reportLeaks().empty());
+  checkNothingLive(a);
+}
+
+TEST_CASE("leak detection: simple samples about 1 in 128, disabled tracks nothing") {
+  PooledAllocatorOptions o = smallPool();
+  o.leakDetection = LeakDetectionLevel::Simple;
+  PooledByteBufAllocator a(o);
+  std::vector<ByteBuf> bufs;
+  for (int i = 0; i < 1280; ++i) bufs.push_back(a.buffer(32));
+  CHECK(a.leaks().size() == 10);
+  a.setLeakDetectionLevel(LeakDetectionLevel::Disabled);
+  for (int i = 0; i < 1280; ++i) bufs.push_back(a.buffer(32));
+  CHECK(a.leaks().size() == 10);
+  bufs.clear();
+  CHECK(a.leaks().empty());
+  checkNothingLive(a);
+}
+
+TEST_CASE("leak detection level parsing") {
+  CHECK((parseLeakDetectionLevel("PARANOID") == LeakDetectionLevel::Paranoid));
+  CHECK((parseLeakDetectionLevel("simple") == LeakDetectionLevel::Simple));
+  CHECK((parseLeakDetectionLevel("disabled") == LeakDetectionLevel::Disabled));
+  CHECK_THROWS_AS(parseLeakDetectionLevel("sometimes"), IllegalArgumentError);
+  const LeakDetectionLevel before = PooledByteBufAllocator::defaultLeakDetectionLevel();
+  PooledByteBufAllocator::setDefaultLeakDetectionLevel(LeakDetectionLevel::Paranoid);
+  {
+    PooledAllocatorOptions o;
+    o.numArenas = 1;
+    PooledByteBufAllocator a(o);
+    CHECK((a.leakDetectionLevel() == LeakDetectionLevel::Paranoid));
+  }
+  PooledByteBufAllocator::setDefaultLeakDetectionLevel(before);
+}
+
+TEST_CASE("misuse: double release, wrong allocator and use after free are typed errors") {
+  PooledByteBufAllocator a(smallPool());
+  PooledByteBufAllocator b(smallPool());
+  detail::Storage* s = a.allocateStorage(64);
+  CHECK_NOTHROW(a.checkLive(s));
+  CHECK_THROWS_AS(b.release(s), WrongAllocatorError);
+  CHECK_THROWS_AS(b.checkLive(s), WrongAllocatorError);
+  a.release(s);
+  CHECK_THROWS_AS(a.checkLive(s), UseAfterFreeError);
+  CHECK_THROWS_AS(a.release(s), DoubleReleaseError);
+  CHECK_THROWS_AS(a.release(s), PoolMisuseError);
+
+  detail::Storage* heap = UnpooledByteBufAllocator::instance().allocateStorage(8);
+  CHECK_THROWS_AS(a.release(heap), WrongAllocatorError);
+  heap->release();
+
+  // A count that reaches zero twice (retain after the last release) is detected and ignored
+  // instead of handing the slot to two owners.
+  detail::Storage* t = a.allocateStorage(64);
+  t->release();
+  t->retain();
+  t->release();
+  CHECK(a.totalStats().doubleReleases == 1);
+  ByteBuf x = a.buffer(64);
+  ByteBuf y = a.buffer(64);
+  CHECK(x.data() != y.data());
+  x.reset();
+  y.reset();
+
+  ByteBuf live = a.buffer(10);
+  CHECK_NOTHROW(a.checkLive(live));
+  live.reset();
+  CHECK_THROWS_AS(a.checkLive(live), EmptyBufferError);
+  checkNothingLive(a);
+  checkNothingLive(b);
+}
+
+TEST_CASE("invalid options are rejected with the value named") {
+  PooledAllocatorOptions o;
+  o.pageSize = 5000;
+  CHECK_THROWS_AS(PooledByteBufAllocator{o}, IllegalArgumentError);
+  o.pageSize = 8192;
+  o.chunkSize = 3 << 20;
+  CHECK_THROWS_WITH_AS(PooledByteBufAllocator{o}, doctest::Contains("chunkSize: 3145728"),
+                       IllegalArgumentError);
+}
+
+TEST_CASE("huge requests check size arithmetic for overflow") {
+  PooledByteBufAllocator a(smallPool());
+  CHECK_THROWS_AS(a.allocateStorage(static_cast<std::size_t>(-1)), std::bad_alloc);
+  CHECK_THROWS_AS(a.allocateStorage(kMaxCapacityLimit + 1), std::bad_alloc);
+  checkNothingLive(a);
+}
+
+TEST_CASE("independent allocators and the allocator outliving a buffer's growth") {
+  PooledAllocatorOptions o = smallPool();
+  o.useThreadCache = false;
+  PooledByteBufAllocator a(o);
+  {
+    ByteBuf b = a.buffer(10);
+    b.writeZero(5000);
+    CHECK(a.totalStats().liveBuffers == 1);
+    CHECK(a.totalStats().cacheHits == 0);
+  }
+  checkNothingLive(a);
+}
+
+TEST_CASE("other geometries: 4 KiB pages, tiny chunks") {
+  for (std::size_t chunk : {std::size_t{4096}, std::size_t{16384}, std::size_t{1} << 20}) {
+    CAPTURE(chunk);
+    PooledAllocatorOptions o = smallPool();
+    o.pageSize = 4096;
+    o.chunkSize = chunk;
+    PooledByteBufAllocator a(o);
+    LiveSet live;
+    for (std::size_t n : {std::size_t{0}, std::size_t{17}, std::size_t{112}, std::size_t{3000},
+                          std::size_t{4096}, chunk - 1, chunk, chunk + 1})
+      for (int i = 0; i < 5; ++i) live.add(a.buffer(n));
+    live.checkNoOverlap();
+    while (!live.entries.empty()) live.removeAt(0);
+    checkNothingLive(a);
+  }
+}
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NETBUF_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(NETBUF_TEST_ASAN)
+#include <sanitizer/asan_interface.h>
+TEST_CASE("under ASan, released slots are poisoned so a stale view faults at once") {
+  PooledByteBufAllocator a(smallPool());
+  ByteBuf b = a.buffer(64);
+  const std::byte* p = b.data();
+  CHECK(__asan_address_is_poisoned(p) == 0);
+  b.reset();
+  CHECK(__asan_address_is_poisoned(p) != 0);
+  ByteBuf again = a.buffer(64);  // the same slot, from the thread cache: usable again
+  CHECK(again.data() == p);
+  CHECK(__asan_address_is_poisoned(p) == 0);
+}
+#endif

@@ -1,0 +1,162 @@
+#include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
+// Cross-thread use of PooledByteBufAllocator; run under ThreadSanitizer by scripts/test.
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+using namespace netbuf;
+
+namespace {
+
+PooledAllocatorOptions pool(std::size_t arenas) {
+  PooledAllocatorOptions o;
+  o.numArenas = arenas;
+  o.leakDetection = LeakDetectionLevel::Disabled;
+  return o;
+}
+
+/// A tiny blocking queue to hand buffers between threads.
+struct Handoff {
+  std::mutex m;
+  std::condition_variable cv;
+  std::deque<ByteBuf> q;
+  bool done = false;
+  void push(ByteBuf b) {
+    {
+      std::lock_guard l(m);
+      q.push_back(std::move(b));
+    }
+    cv.notify_one();
+  }
+  bool pop(ByteBuf& out) {
+    std::unique_lock l(m);
+    cv.wait(l, [&] { return !q.empty() || done; });
+    if (q.empty()) return false;
+    out = std::move(q.front());
+    q.pop_front();
+    return true;
+  }
+  void close() {
+    {
+      std::lock_guard l(m);
+      done = true;
+    }
+    cv.notify_all();
+  }
+};
+
+void checkNothingLive(const PooledByteBufAllocator& a) {
+  const PoolStats s = a.totalStats();
+  CHECK(s.liveBuffers == 0);
+  CHECK(s.liveBytes == 0);
+}
+
+}  // namespace
+
+TEST_CASE("producers allocate, consumers release on other threads (2-4 threads)") {
+  for (std::size_t arenas : {std::size_t{1}, std::size_t{4}}) {
+    for (int producers : {1, 2}) {
+      CAPTURE(arenas);
+      CAPTURE(producers);
+      PooledByteBufAllocator a(pool(arenas));
+      Handoff h;
+      std::atomic<int> running{producers};
+      std::vector<std::thread> threads;
+      for (int p = 0; p < producers; ++p) {
+        threads.emplace_back([&, p] {
+          for (int i = 0; i < 3000; ++i) {
+            const std::size_t n = static_cast<std::size_t>((i * 37 + p * 11) % 9000);
+            ByteBuf b = a.buffer(n);
+            for (std::size_t k = 0; k < n; ++k)
+              b.mutableDataUnchecked()[k] = static_cast<std::byte>((i + k) & 0xff);
+            b.writerIndex(n);
+            h.push(std::move(b));
+          }
+          if (running.fetch_sub(1) == 1) h.close();
+        });
+      }
+      std::vector<std::thread> consumers;
+      std::atomic<long> bad{0};
+      for (int c = 0; c < 2; ++c) {
+        consumers.emplace_back([&] {
+          ByteBuf b;
+          while (h.pop(b)) {
+            // Content written by the producer is visible and intact.
+            const std::size_t n = b.readableBytes();
+            if (n > 1 && b.data()[n - 1] != b.data()[n - 1]) bad.fetch_add(1);
+            // Some consumers allocate too, so they have caches bound to arenas.
+            ByteBuf mine = a.buffer(64);
+            mine.writeByte(1);
+            b.reset();
+          }
+        });
+      }
+      for (auto& t : threads) t.join();
+      for (auto& t : consumers) t.join();
+      CHECK(bad.load() == 0);
+      checkNothingLive(a);
+    }
+  }
+}
+
+TEST_CASE("shared retained slices released concurrently on several threads") {
+  PooledByteBufAllocator a(pool(2));
+  for (int round = 0; round < 50; ++round) {
+    ByteBuf b = a.buffer(1000);
+    b.writeZero(1000);
+    std::vector<ByteBuf> slices;
+    for (int i = 0; i < 4; ++i)
+      slices.push_back(b.retainedSlice(static_cast<std::size_t>(i) * 250, 250));
+    b.reset();
+    std::vector<std::thread> ts;
+    for (auto& s : slices) ts.emplace_back([s = std::move(s)]() mutable { s.reset(); });
+    for (auto& t : ts) t.join();
+  }
+  checkNothingLive(a);
+}
+
+TEST_CASE("many short-lived threads leave no cached memory behind") {
+  PooledByteBufAllocator a(pool(2));
+  for (int round = 0; round < 8; ++round) {
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 3; ++t) {
+      ts.emplace_back([&] {
+        std::vector<ByteBuf> bufs;
+        for (int i = 0; i < 100; ++i) bufs.push_back(a.buffer(static_cast<std::size_t>(i) * 97));
+      });
+    }
+    for (auto& t : ts) t.join();
+  }
+  const PoolStats s = a.totalStats();
+  CHECK(s.cachedBytes == 0);
+  checkNothingLive(a);
+  a.trim();
+  CHECK(a.totalStats().chunks == 0);
+}
+
+TEST_CASE("stats and trim may run while other threads allocate") {
+  PooledByteBufAllocator a(pool(2));
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 2; ++t) {
+    ts.emplace_back([&] {
+      while (!stop.load()) {
+        ByteBuf b = a.buffer(512);
+        b.writeZero(100);
+      }
+    });
+  }
+  for (int i = 0; i < 200; ++i) {
+    (void)a.stats();
+    if (i % 50 == 0) a.trim();
+  }
+  stop = true;
+  for (auto& t : ts) t.join();
+  checkNothingLive(a);
+}
