@@ -178,6 +178,10 @@ void CompositeByteBuf::insertComponent(std::size_t cIndex, ByteBuf buf, bool inc
         fmt::format("addComponent: {} more bytes would exceed maxCapacity {} in {}", readable,
                     maxCapacity_, toString()));
   }
+  if (increaseWriterIndex && cIndex == components_.size()) {
+    trimSpareTail();
+    cIndex = components_.size();
+  }
   Component comp;
   comp.writable = !buf.isReadOnly();
   comp.data = buf.mutableDataUnchecked() + buf.readerIndex();
@@ -260,6 +264,27 @@ ByteBuf CompositeByteBuf::component(std::size_t cIndex) const {
   if (cIndex >= components_.size()) outOfBounds("component", cIndex, 1, components_.size());
   const Component& c = components_[cIndex];
   return c.buf.retainedSlice(static_cast<std::size_t>(c.data - c.buf.data()), c.length);
+}
+
+void CompositeByteBuf::trimSpareTail() {
+  // Spare room we allocated past writerIndex would otherwise sit between the written bytes and an
+  // appended component, and addComponent(true, ...) would make those unwritten bytes readable
+  // (Netty's behaviour, a known trap). Give it back: drop owned components wholly past
+  // writerIndex and shorten an owned one that straddles it. Components the user added are kept.
+  while (!components_.empty() && capacity_ > writerIndex_) {
+    Component& last = components_.back();
+    if (!last.owned) break;
+    if (last.offset >= writerIndex_) {
+      capacity_ -= last.length;
+      components_.pop_back();
+      continue;
+    }
+    const std::size_t cut = last.end() - writerIndex_;
+    last.length -= cut;
+    last.buf.writerIndex(last.buf.writerIndex() - cut);  // keeps the owned invariant
+    capacity_ -= cut;
+  }
+  invalidateCache();
 }
 
 void CompositeByteBuf::trimIndicesToCapacity() noexcept {

@@ -135,13 +135,45 @@ TEST_CASE("every primitive straddling every component boundary matches a flat bu
     REQUIRE(readableOf(c) == std::string(flat.readableStringView()));
   }
 
-  // Sequential reads across every boundary.
-  c.readerIndex(0);
-  flat.readerIndex(0);
-  while (c.readableBytes() >= 3) {
-    CHECK(c.readMedium() == flat.readMedium());
+  // Sequential reads of every width starting at every offset, across every boundary.
+  for (std::size_t start = 0; start < 8; ++start) {
+    for (int width : {1, 2, 3, 4, 8}) {
+      CAPTURE(start);
+      CAPTURE(width);
+      c.readerIndex(start);
+      flat.readerIndex(start);
+      while (c.readableBytes() >= static_cast<std::size_t>(width)) {
+        switch (width) {
+          case 1:
+            REQUIRE(c.readUnsignedByte() == flat.readUnsignedByte());
+            break;
+          case 2:
+            REQUIRE(c.readShortLE() == flat.readShortLE());
+            break;
+          case 3:
+            REQUIRE(c.readMedium() == flat.readMedium());
+            break;
+          case 4:
+            REQUIRE(c.readInt() == flat.readInt());
+            break;
+          default:
+            REQUIRE(c.readLongLE() == flat.readLongLE());
+            break;
+        }
+      }
+      CHECK(c.readableBytes() == flat.readableBytes());
+    }
   }
-  CHECK(c.readableBytes() == flat.readableBytes());
+  // Writes of every width straddling boundaries, through writerIndex.
+  for (std::size_t start = 0; start + 8 <= text.size(); start += 3) {
+    c.setIndex(0, start);
+    flat.setIndex(0, start);
+    c.writeLong(static_cast<std::int64_t>(start) * 0x0101010101LL).writeMediumLE(-7).writeShort(9);
+    flat.writeLong(static_cast<std::int64_t>(start) * 0x0101010101LL)
+        .writeMediumLE(-7)
+        .writeShort(9);
+    REQUIRE(readableOf(c) == std::string(flat.readableStringView()));
+  }
 }
 
 TEST_CASE("writes go into spare room, then into new components from the allocator") {
@@ -429,7 +461,7 @@ TEST_CASE("randomised differential test against a flat ByteBuf") {
       // Absolute accesses stay below writerIndex: bytes past it are unspecified in both buffers.
       const std::size_t cap = c.writerIndex();
       const std::size_t i = cap == 0 ? 0 : rng() % cap;
-      switch (rng() % 12) {
+      switch (rng() % 22) {
         case 0:
           if (i + 8 <= cap) REQUIRE(c.getLong(i) == m.getLong(i));
           break;
@@ -494,6 +526,74 @@ TEST_CASE("randomised differential test against a flat ByteBuf") {
         case 11:
           if (c.readableBytes() >= 1) REQUIRE(c.readByte() == m.readByte());
           break;
+        case 12: {
+          const auto v = static_cast<std::uint8_t>(rng() % 8);
+          const std::size_t to = cap == 0 ? 0 : rng() % cap;
+          REQUIRE(c.indexOf(i, to, v) == m.indexOf(i, to, v));
+          break;
+        }
+        case 13: {
+          const auto stop = std::byte{static_cast<std::uint8_t>(rng())};
+          auto p = [stop](std::byte b) { return b != stop; };
+          REQUIRE(c.forEachByte(p) == m.forEachByte(p));
+          REQUIRE(c.forEachByteDesc(p) == m.forEachByteDesc(p));
+          break;
+        }
+        case 14:
+          REQUIRE(c.hexDump() == m.hexDump());
+          REQUIRE(c.compare(m) == 0);
+          break;
+        case 15: {
+          const std::u16string t = u"é∑x" + std::u16string(rng() % 5, u'a');
+          REQUIRE(c.writeUtf8(t) == m.writeUtf8(t));
+          break;
+        }
+        case 16:
+          if (i + 6 <= cap) REQUIRE(c.getUtf8AsUtf16(i, 6) == m.getUtf8AsUtf16(i, 6));
+          break;
+        case 17: {
+          const std::size_t n = rng() % 12;
+          c.writeZero(n);
+          m.writeZero(n);
+          if (i + n <= cap) {
+            c.setZero(i, n);
+            m.setZero(i, n);
+          }
+          break;
+        }
+        case 18: {
+          const std::size_t n = std::min<std::size_t>(cap - i, rng() % 16);
+          ByteBuf a = Unpooled::buffer(0), b = Unpooled::buffer(0);
+          c.getBytes(i, a, n);
+          m.getBytes(i, b, n);
+          REQUIRE(a.equals(b));
+          break;
+        }
+        case 19:
+          if (c.readableBytes() >= 2) {
+            const std::size_t n = rng() % (c.readableBytes() / 2 + 1);
+            c.skipBytes(n);
+            m.skipBytes(n);
+          }
+          break;
+        case 20:
+          if (i + 4 <= cap) {
+            const auto v = static_cast<float>(rng() % 1000) / 8.0f;
+            c.setFloatLE(i, v);
+            m.setFloatLE(i, v);
+            REQUIRE(c.getUnsignedIntLE(i) == m.getUnsignedIntLE(i));
+          }
+          break;
+        case 21:
+          if (c.readableBytes() >= 8) {
+            c.markReaderIndex();
+            m.markReaderIndex();
+            REQUIRE(c.readUnsignedMedium() == m.readUnsignedMedium());
+            REQUIRE(c.readShortLE() == m.readShortLE());
+            c.resetReaderIndex();
+            m.resetReaderIndex();
+          }
+          break;
       }
       REQUIRE(c.readerIndex() == m.readerIndex());
       REQUIRE(c.writerIndex() == m.writerIndex());
@@ -516,4 +616,21 @@ TEST_CASE("allocators make composites whose new components come from them") {
   CompositeByteBuf all = netbuf::compositeOf(parts);
   CHECK(readableOf(all) == "abcd");
   CHECK_FALSE(parts[0].isValid());  // moved in
+}
+
+TEST_CASE("write, then add: the new component follows the written bytes directly") {
+  CompositeByteBuf c = split("head", {4});
+  c.writeByte('!');  // allocates a component with spare room past writerIndex
+  CHECK(c.capacity() > c.writerIndex());
+  c.addComponent(true, bytesBuf("tail"));
+  CHECK(readableOf(c) == "head!tail");
+  CHECK(c.capacity() == c.writerIndex());
+  c.writeByte('?');
+  CHECK(readableOf(c) == "head!tail?");
+  // Room the user added without increasing writerIndex is not given back.
+  CompositeByteBuf d = split("ab", {2});
+  d.addComponent(bytesBuf("xy"));  // capacity 4, writerIndex 2
+  d.addComponent(true, bytesBuf("cd"));
+  CHECK(d.capacity() == 6);
+  CHECK(d.writerIndex() == 4);
 }

@@ -74,6 +74,9 @@ class CompositeByteBuf : public ByteAccessors<CompositeByteBuf> {
   /// default, so the bytes are not readable until writerIndex moves: prefer the bool form).
   CompositeByteBuf& addComponent(ByteBuf buf) { return addComponent(false, std::move(buf)); }
   /// Appends buf's readable bytes; when increaseWriterIndex, writerIndex grows by their count.
+  /// Unlike Netty, an appending add first gives back the composite's own unwritten room past
+  /// writerIndex (allocated by earlier writes), so the new bytes follow the written ones directly
+  /// instead of leaving unwritten bytes readable in between.
   CompositeByteBuf& addComponent(bool increaseWriterIndex, ByteBuf buf);
   /// Inserts buf's readable bytes as component cIndex (0 <= cIndex <= numComponents()).
   CompositeByteBuf& addComponent(std::size_t cIndex, ByteBuf buf) {
@@ -377,6 +380,8 @@ class CompositeByteBuf : public ByteAccessors<CompositeByteBuf> {
   /// A new owned component of `length` writable bytes from alloc().
   Component newOwnedComponent(std::size_t length);
   void trimIndicesToCapacity() noexcept;
+  /// Drops the composite's own unwritten room past writerIndex (before an appending add).
+  void trimSpareTail();
 
   ByteBufAllocator* alloc_;
   std::vector<Component> components_;
