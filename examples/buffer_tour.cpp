@@ -123,6 +123,23 @@ int main() {
              utf8.prettyHexDump());
   fmt::print("read back: {}\n", utf8.readUtf8(n));
 
+  heading("Composite: a header and a payload as one buffer, without copying");
+  ByteBuf payload = Unpooled::copiedBuffer(std::string_view("payload bytes"));
+  ByteBuf header = Unpooled::buffer(8);
+  header.writeShort(0x0101).writeInt(static_cast<std::int32_t>(payload.readableBytes()));
+  netbuf::CompositeByteBuf frame;
+  frame.addComponent(true, std::move(header)).addComponent(true, payload.retainedSlice());
+  fmt::print("{}\npayload refCnt {} (shared, not copied)\n", frame, payload.refCnt());
+  const std::int16_t version = frame.readShort();  // (locals: argument order is unspecified)
+  const std::int32_t length = frame.readInt();
+  const std::string body = frame.readUtf8(frame.readableBytes());
+  fmt::print("version {:#06x}, length {}, body \"{}\" (header and body are different components)\n",
+             version, length, body);
+  std::size_t pieces = 0;
+  frame.readerIndex(0);
+  for (boost::asio::const_buffer b : frame.readableBuffers()) pieces += b.size() != 0 ? 1 : 0;
+  fmt::print("one gather write: {} buffers, no copy\n", pieces);
+
   fmt::print("\nDone. See docs/ for the buffer model and the ownership rules.\n");
   return 0;
 }
