@@ -127,6 +127,28 @@ class Scratch {
 
 [[noreturn]] void throwIllFormedUtf8(const char* what, std::size_t offset);
 
+/// The fmt::formatter behind every buffer type: "{}" prints the buffer's toString() summary and
+/// "{:x}" its prettyHexDump() table.
+struct BufferFormatter {
+  bool pretty = false;
+  constexpr auto parse(fmt::format_parse_context& ctx) {
+    auto it = ctx.begin();
+    if (it != ctx.end() && *it == 'x') {
+      pretty = true;
+      ++it;
+    }
+    if (it != ctx.end() && *it != '}') {
+      throw fmt::format_error("invalid buffer format: use {} or {:x}");
+    }
+    return it;
+  }
+  template <class Buffer, class FormatContext>
+  auto format(const Buffer& buf, FormatContext& ctx) const {
+    const std::string text = pretty ? buf.prettyHexDump() : buf.toString();
+    return fmt::format_to(ctx.out(), "{}", text);
+  }
+};
+
 /// Netty's AbstractByteBuf.adjustMarkers, for discardReadBytes: the marks move down with the
 /// discarded bytes, each clamped at 0.
 inline void adjustMarkers(std::size_t& markedReader, std::size_t& markedWriter,

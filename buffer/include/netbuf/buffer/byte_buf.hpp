@@ -542,21 +542,4 @@ struct std::hash<netbuf::ByteBuf> {
 
 /// fmt support: "{}" prints ByteBuf::toString(); "{:x}" prints prettyHexDump().
 template <>
-struct fmt::formatter<netbuf::ByteBuf> {
-  bool pretty = false;
-  constexpr auto parse(fmt::format_parse_context& ctx) {
-    auto it = ctx.begin();
-    if (it != ctx.end() && *it == 'x') {
-      pretty = true;
-      ++it;
-    }
-    if (it != ctx.end() && *it != '}')
-      throw fmt::format_error("invalid ByteBuf format: use {} or {:x}");
-    return it;
-  }
-  template <class FormatContext>
-  auto format(const netbuf::ByteBuf& buf, FormatContext& ctx) const {
-    const std::string text = pretty ? buf.prettyHexDump() : buf.toString();
-    return fmt::format_to(ctx.out(), "{}", text);
-  }
-};
+struct fmt::formatter<netbuf::ByteBuf> : netbuf::detail::BufferFormatter {};

@@ -416,22 +416,6 @@ CompositeByteBuf compositeOf(std::span<ByteBuf> bufs, std::size_t maxNumComponen
 
 }  // namespace netbuf
 
+/// fmt support, as for ByteBuf: "{}" prints toString(); "{:x}" prints prettyHexDump().
 template <>
-struct fmt::formatter<netbuf::CompositeByteBuf> {
-  bool pretty = false;
-  constexpr auto parse(fmt::format_parse_context& ctx) {
-    auto it = ctx.begin();
-    if (it != ctx.end() && *it == 'x') {
-      pretty = true;
-      ++it;
-    }
-    if (it != ctx.end() && *it != '}')
-      throw fmt::format_error("invalid CompositeByteBuf format: use {} or {:x}");
-    return it;
-  }
-  template <class FormatContext>
-  auto format(const netbuf::CompositeByteBuf& buf, FormatContext& ctx) const {
-    const std::string text = pretty ? buf.prettyHexDump() : buf.toString();
-    return fmt::format_to(ctx.out(), "{}", text);
-  }
-};
+struct fmt::formatter<netbuf::CompositeByteBuf> : netbuf::detail::BufferFormatter {};
