@@ -18,7 +18,7 @@ std::vector<bench::Workload>& workloads() {
 }
 
 void registerAll() {
-  static std::vector<std::byte> dst(bench::destinationBytes(workloads()));
+  static bench::Destination dst(bench::destinationBytes(workloads()));
   for (const bench::Operation& op : bench::operations()) {
     for (const bench::Workload& w : workloads()) {
       for (bench::Variant v : bench::variantsOf(op)) {
@@ -34,6 +34,24 @@ void registerAll() {
                                   static_cast<std::int64_t>(op.inputBytes(w)));
           state.SetLabel(v == bench::Variant::Netbuf ? utf8::isaName(utf8::activeIsa()) : "");
         });
+        if (v != bench::Variant::Netbuf) continue;
+        // The lower vector tiers, forced, beside the detected one (CPUs without AVX-512 or AVX2
+        // run them): netbuf-avx2, netbuf-sse2.
+        for (utf8::Isa tier : {utf8::Isa::Avx2, utf8::Isa::Sse2}) {
+          if (static_cast<int>(tier) >= static_cast<int>(utf8::detectedIsa())) continue;
+          const std::string tierName = std::string(op.name) + "/" + w.name + "/netbuf-" +
+                                       (tier == utf8::Isa::Avx2 ? "avx2" : "sse2");
+          benchmark::RegisterBenchmark(tierName.c_str(), [&op, &w, tier](benchmark::State& state) {
+            utf8::forceIsa(tier);
+            for (auto _ : state) {
+              benchmark::DoNotOptimize(bench::runOnce(op, bench::Variant::Netbuf, w, dst.data()));
+              benchmark::ClobberMemory();
+            }
+            utf8::resetIsa();
+            state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                                    static_cast<std::int64_t>(op.inputBytes(w)));
+          });
+        }
       }
     }
   }

@@ -89,7 +89,7 @@ std::string jsonEscape(std::string_view s) {
 
 int benchStrings(const Options& opt) {
   const std::vector<bench::Workload> workloads = bench::loadWorkloads(opt.dataDir);
-  std::vector<std::byte> dst(bench::destinationBytes(workloads));
+  bench::Destination dst(bench::destinationBytes(workloads));
   const auto& ops = bench::operations();
   std::size_t total = 0;
   for (const auto& op : ops) total += workloads.size() * bench::variantsOf(op).size();

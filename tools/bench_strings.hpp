@@ -11,8 +11,10 @@
 
 #include <netbuf/buffer/utf8.hpp>
 
+#include <algorithm>
 #include <codecvt>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <locale>
@@ -36,6 +38,28 @@ inline std::size_t destinationBytes(const std::vector<Workload>& ws) {
   for (const Workload& w : ws) most = std::max(most, 4 * w.u16.size() + 4 * w.utf8.size());
   return most + 64;
 }
+
+/// The reused destination every variant writes into, starting on a 4 KiB page boundary.
+///
+/// Why aligned: a destination at whatever address the heap hands out may put the first few
+/// hundred bytes across a page boundary, and then every iteration pays for page-split stores (and,
+/// on AMD Zen 4/5, for the next iteration's input loads that 4K-alias them): Netty's 128-unit mixed
+/// string went from about 25 ns to 60-70 ns under AVX-512, by the accident of heap layout. A
+/// writer appending to a real buffer crosses a page once per 4 KiB of output, not on every
+/// call, and Netty's pooled buffers (the comparison) start on page or subpage boundaries too. The
+/// kernels still handle a crossing cheaply (utf8_avx512.cpp, storeAcrossPage); this just keeps a
+/// 1-in-25 case from being measured as the only case.
+class Destination {
+ public:
+  explicit Destination(std::size_t bytes) : storage_(bytes + 4096) {}
+  std::byte* data() noexcept {
+    const auto p = reinterpret_cast<std::uintptr_t>(storage_.data());
+    return storage_.data() + ((4096 - (p & 4095)) & 4095);
+  }
+
+ private:
+  std::vector<std::byte> storage_;
+};
 
 namespace detail {
 

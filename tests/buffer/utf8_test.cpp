@@ -539,6 +539,57 @@ TEST_CASE("every length 0..130 at every destination alignment 0..63") {
   }
 }
 
+namespace {
+
+// A destination of `bound` bytes that starts `before` bytes ahead of a 4 KiB page boundary, in a
+// canary-filled buffer (the AVX-512 encoders split their stores at page boundaries).
+struct PageDest {
+  std::vector<std::byte> storage;
+  std::size_t start, bound;
+  PageDest(std::size_t boundBytes, std::size_t before)
+      : storage(3 * 4096 + boundBytes, kCanary), bound(boundBytes) {
+    const auto base = reinterpret_cast<std::uintptr_t>(storage.data());
+    const std::size_t toPage = (4096 - (base & 4095)) & 4095;
+    start = toPage + 4096 - before;
+  }
+  std::byte* data() { return storage.data() + start; }
+  bool guardsIntact() const {
+    for (std::size_t k = 0; k < storage.size(); ++k)
+      if ((k < start || k >= start + bound) && storage[k] != kCanary) return false;
+    return true;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("destinations that straddle a page boundary, at every offset before it") {
+  std::mt19937 rng(4321);
+  for (int kind = 0; kind < 6; ++kind) {
+    CAPTURE(kind);
+    for (std::size_t n : {1, 5, 16, 31, 32, 33, 47, 64, 100, 128, 130, 200}) {
+      CAPTURE(n);
+      const U16Expect e(makeText(kind, n, rng));
+      forEachIsa([&](Isa) {
+        for (std::size_t before = 1; before <= 130; ++before) {
+          CAPTURE(before);
+          {
+            PageDest d(utf8MaxBytes(n), before);
+            const std::size_t w = encodeUtf8(std::u16string_view(e.in), d.data());
+            REQUIRE(asString(d.data(), w) == e.utf8);
+            REQUIRE(d.guardsIntact());
+          }
+          {
+            PageDest d(4 * e.u32.size(), before);
+            const std::size_t w = encodeUtf8(std::u32string_view(e.u32), d.data());
+            REQUIRE(asString(d.data(), w) == e.utf8);
+            REQUIRE(d.guardsIntact());
+          }
+        }
+      });
+    }
+  }
+}
+
 TEST_CASE("Table 3-7 boundaries, overlongs, surrogates, 5/6-byte forms, C0/C1/F5..FF") {
   struct Case {
     std::string bytes;
