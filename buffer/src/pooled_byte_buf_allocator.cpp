@@ -654,7 +654,7 @@ void PoolCore::releaseOverflow(ThreadCache* tc, ThreadCache::Bin& b, PooledStora
   std::lock_guard lock(a.mutex);
   if (b.cap != 0 && b.count == b.cap) {
     // Full: return the older half (the bottom of the stack) in one go and keep the hot half.
-    const std::uint32_t n = b.count / 2;
+    const std::uint32_t n = (b.count + 1) / 2;  // at least one, so the push below has room
     for (std::uint32_t i = 0; i < n; ++i) {
       tc->cachedBytes.sub(b.items[i]->size);
       freeInArena(a, b.items[i]);

@@ -473,3 +473,17 @@ TEST_CASE("under ASan, released slots are poisoned so a stale view faults at onc
   CHECK(__asan_address_is_poisoned(p) == 0);
 }
 #endif
+
+TEST_CASE("a class cached one entry deep still takes every release (the full-bin path)") {
+  PooledAllocatorOptions o = smallPool();
+  o.normalCacheSize = 1;
+  PooledByteBufAllocator a(o);
+  {
+    std::vector<ByteBuf> bufs;
+    for (int i = 0; i < 5; ++i) bufs.push_back(a.buffer(64 << 10));
+  }
+  CHECK(a.totalStats().cachedBytes == (64 << 10));
+  checkNothingLive(a);
+  ByteBuf again = a.buffer(64 << 10);
+  CHECK(a.totalStats().cacheHits >= 1);
+}
