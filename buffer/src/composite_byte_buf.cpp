@@ -182,6 +182,9 @@ void CompositeByteBuf::insertComponent(std::size_t cIndex, ByteBuf buf, bool inc
     trimSpareTail();
     cIndex = components_.size();
   }
+  // One allocation covers the common case (up to maxNumComponents + 1 before consolidation).
+  if (components_.capacity() == 0)
+    components_.reserve(std::min<std::size_t>(maxNumComponents_ + 1, 17));
   Component comp;
   comp.writable = !buf.isReadOnly();
   comp.data = buf.mutableDataUnchecked() + buf.readerIndex();

@@ -634,3 +634,36 @@ TEST_CASE("write, then add: the new component follows the written bytes directly
   CHECK(d.capacity() == 6);
   CHECK(d.writerIndex() == 4);
 }
+
+TEST_CASE("copy, index setters, marks and their errors") {
+  CompositeByteBuf c = split("abcdefgh", {3, 5});
+  ByteBuf whole = c.copy();
+  CHECK(whole.readableStringView() == "abcdefgh");
+  ByteBuf part = c.copy(2, 4);
+  CHECK(part.readableStringView() == "cdef");
+  part.setByte(0, 'X');
+  CHECK(c.getByte(2) == 'c');  // a deep copy
+  CHECK_THROWS_AS(c.copy(6, 3), IndexOutOfBoundsError);
+
+  c.setIndex(1, 7);
+  CHECK(c.readableBytes() == 6);
+  CHECK(c.writableBytes() == 1);
+  CHECK(c.maxWritableBytes() == netbuf::kDefaultMaxCapacity - 7);
+  CHECK_THROWS_WITH_AS(c.setIndex(5, 4), doctest::Contains("setIndex"), IndexOutOfBoundsError);
+  CHECK_THROWS_AS(c.readerIndex(8), IndexOutOfBoundsError);
+  CHECK_THROWS_AS(c.writerIndex(0), IndexOutOfBoundsError);  // below readerIndex
+  CHECK_THROWS_AS(c.writerIndex(9), IndexOutOfBoundsError);  // past capacity
+  CHECK_THROWS_AS(c.skipBytes(7), IndexOutOfBoundsError);
+  c.markReaderIndex().markWriterIndex();
+  c.skipBytes(2).writerIndex(8);
+  c.resetReaderIndex().resetWriterIndex();
+  CHECK(c.readerIndex() == 1);
+  CHECK(c.writerIndex() == 7);
+  CHECK(c.readUtf8(6) == "bcdefg");
+  c.clear();
+  CHECK(c.readerIndex() == 0);
+  CHECK(c.writerIndex() == 0);
+  CHECK(c.capacity() == 8);
+  CHECK_THROWS_WITH_AS((void)c.readByte(), doctest::Contains("index 0, length 1"),
+                       IndexOutOfBoundsError);
+}
