@@ -461,7 +461,7 @@ TEST_CASE("randomised differential test against a flat ByteBuf") {
       // Absolute accesses stay below writerIndex: bytes past it are unspecified in both buffers.
       const std::size_t cap = c.writerIndex();
       const std::size_t i = cap == 0 ? 0 : rng() % cap;
-      switch (rng() % 22) {
+      switch (rng() % 28) {
         case 0:
           if (i + 8 <= cap) REQUIRE(c.getLong(i) == m.getLong(i));
           break;
@@ -584,6 +584,49 @@ TEST_CASE("randomised differential test against a flat ByteBuf") {
             REQUIRE(c.getUnsignedIntLE(i) == m.getUnsignedIntLE(i));
           }
           break;
+        case 22: {
+          const std::string t = pattern(rng() % 20, static_cast<unsigned>(step));
+          REQUIRE(c.writeAscii(std::string_view(t)) == m.writeAscii(std::string_view(t)));
+          break;
+        }
+        case 23: {
+          const auto cs = static_cast<netbuf::Charset>(rng() % 5);
+          REQUIRE(c.writeCharSequence(u"Grüße ∑", cs) == m.writeCharSequence(u"Grüße ∑", cs));
+          break;
+        }
+        case 24: {
+          const auto v = static_cast<int>(rng() % 100000);
+          REQUIRE(c.writeFormat("<{}:{:x}>", v, v) == m.writeFormat("<{}:{:x}>", v, v));
+          break;
+        }
+        case 25:
+          REQUIRE(c.isValidUtf8() == m.isValidUtf8());
+          REQUIRE(c.isAscii() == m.isAscii());
+          REQUIRE(c.prettyHexDump() == m.prettyHexDump());
+          break;
+        case 26: {
+          const std::size_t n = std::min<std::size_t>(c.readableBytes(), rng() % 10);
+          REQUIRE(c.readAscii(n) == m.readAscii(n));
+          break;
+        }
+        case 27: {
+          const std::size_t n = std::min<std::size_t>(c.readableBytes(), rng() % 10);
+          bool threwC = false, threwM = false;
+          std::string a, b;
+          try {
+            a = c.getUtf8Strict(c.readerIndex(), n);
+          } catch (const netbuf::Utf8Error&) {
+            threwC = true;
+          }
+          try {
+            b = m.getUtf8Strict(m.readerIndex(), n);
+          } catch (const netbuf::Utf8Error&) {
+            threwM = true;
+          }
+          REQUIRE(threwC == threwM);
+          REQUIRE(a == b);
+          break;
+        }
         case 21:
           if (c.readableBytes() >= 8) {
             c.markReaderIndex();
