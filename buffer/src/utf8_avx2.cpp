@@ -7,7 +7,11 @@
 //    candidate bytes [E0|u>>12, C0-or-80|(u>>6)&3F, u-or-80|u&3F]; a 1-, 2- or 3-byte unit is the
 //    last 1, 2 or 3 of them. A 256-entry pshufb table indexed by the per-unit "needs >= 2 bytes"
 //    and "needs 3 bytes" bits of four lanes compacts each 128-bit lane, which is then stored
-//    unaligned.
+//    unaligned. For UTF-16 input the lanes are built from 16-bit lanes [lead, middle] and [last]
+//    by one unpack each (emit16), without widening the units first.
+//  * UTF-8 -> UTF-16: each byte position that ends a 1-3 byte code point gets its unit in parallel
+//    (from the byte and the two before it), then the units at those positions are compacted with
+//    a pshufb table indexed by 8 bits of the end-of-code-point mask (see decodeBlock).
 //  * UTF-8 validation: the Keiser-Lemire lookup method. Three 16-entry nibble tables classify every
 //    (previous byte, current byte) pair into error classes; a required 3rd/4th continuation byte is
 //    checked with saturating subtractions. A pure-ASCII block needs only the "previous block ended
@@ -93,6 +97,49 @@ NETBUF_AVX2 inline u8* emit8(__m256i w, u8* d) noexcept {
   return d + kCompact.length[idx1];
 }
 
+/// Encodes 16 BMP non-surrogate units without widening them first: 16-bit lanes A = [lead,
+/// middle] and B = [last, 0] are interleaved into 32-bit lanes [lead, middle, last, 0] (the layout
+/// emit8 builds), four units per 128-bit lane, then compacted with the same table. Writes up to 52
+/// bytes past d (48 of output, the last 16-byte store starts at most 36 in); returns the new end.
+NETBUF_AVX2 inline u8* emit16(__m256i v, u8* d) noexcept {
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i below80 = _mm256_cmpeq_epi16(_mm256_and_si256(v, _mm256_set1_epi16(-128)), zero);
+  const __m256i below800 = _mm256_cmpeq_epi16(_mm256_and_si256(v, _mm256_set1_epi16(-2048)), zero);
+  const __m256i low6 = _mm256_set1_epi16(0x3F);
+  const __m256i last = _mm256_blendv_epi8(
+      _mm256_or_si256(_mm256_and_si256(v, low6), _mm256_set1_epi16(0x80)), v, below80);
+  const __m256i middle =
+      _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 6), low6),
+                      _mm256_or_si256(_mm256_set1_epi16(0x80),
+                                      _mm256_and_si256(below800, _mm256_set1_epi16(0x40))));
+  const __m256i lead = _mm256_or_si256(_mm256_srli_epi16(v, 12), _mm256_set1_epi16(0xE0));
+  const __m256i a = _mm256_or_si256(lead, _mm256_slli_epi16(middle, 8));
+  const __m256i lo = _mm256_unpacklo_epi16(a, last);  // units 0-3 | 8-11
+  const __m256i hi = _mm256_unpackhi_epi16(a, last);  // units 4-7 | 12-15
+  // packs gives, per 128-bit lane, dwords [<0x80 of units 0-3, 4-7; <0x800 of units 0-3, 4-7];
+  // reordered to 0, 2, 1, 3, byte g of the mask is the table index of units 4g..4g+3.
+  const unsigned m = ~static_cast<unsigned>(
+      _mm256_movemask_epi8(_mm256_shuffle_epi32(_mm256_packs_epi16(below80, below800), 0xD8)));
+  const unsigned idx0 = m & 0xFF;
+  const unsigned idx1 = (m >> 8) & 0xFF;
+  const unsigned idx2 = (m >> 16) & 0xFF;
+  const unsigned idx3 = m >> 24;
+  const __m256i shufLo = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(load128(kCompact.shuffle[idx0])), load128(kCompact.shuffle[idx2]), 1);
+  const __m256i shufHi = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(load128(kCompact.shuffle[idx1])), load128(kCompact.shuffle[idx3]), 1);
+  const __m256i outLo = _mm256_shuffle_epi8(lo, shufLo);
+  const __m256i outHi = _mm256_shuffle_epi8(hi, shufHi);
+  store128(d, _mm256_castsi256_si128(outLo));
+  d += kCompact.length[idx0];
+  store128(d, _mm256_castsi256_si128(outHi));
+  d += kCompact.length[idx1];
+  store128(d, _mm256_extracti128_si256(outLo, 1));
+  d += kCompact.length[idx2];
+  store128(d, _mm256_extracti128_si256(outHi, 1));
+  return d + kCompact.length[idx3];
+}
+
 NETBUF_AVX2 inline bool allBelow(__m256i v, short mask16) noexcept {
   return _mm256_testz_si256(v, _mm256_set1_epi16(mask16)) != 0;
 }
@@ -127,14 +174,21 @@ NETBUF_AVX2 std::size_t encodeUtf8U16(const char16_t* s, std::size_t n, u8* dst)
                                                  _mm256_set1_epi16(-10240 /* 0xD800 */));
     // 16 units write at most 48 bytes, the last store may reach 16 past its start: keep 52 spare.
     if (_mm256_testz_si256(surrogate, surrogate) && dstEnd - d >= 52) {
-      d = emit8(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(v)), d);
-      d = emit8(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1)), d);
+      d = emit16(v, d);
       i += 16;
     } else {
-      // Copies, so that i and d never have their address taken and stay in registers.
+      // Scalar up to just past the first surrogate (a pair, or an unpaired one and the unit after
+      // it), then back to 16-unit vector steps from there. Copies, so that i and d never have
+      // their address taken and stay in registers.
+      const unsigned sur = static_cast<unsigned>(_mm256_movemask_epi8(surrogate));
+      std::size_t stop = i + 16;
+      if (sur != 0) {
+        const std::size_t past = i + static_cast<unsigned>(__builtin_ctz(sur)) / 2 + 2;
+        stop = past < n ? past : n;
+      }
       std::size_t j = i;
       u8* e = d;
-      encodeU16Step(s, j, i + 16, n, e);
+      encodeU16Step(s, j, stop, n, e);
       i = j;
       d = e;
     }
@@ -561,12 +615,9 @@ NETBUF_AVX2 void encodeUtf16(const char16_t* s, std::size_t n, u8* d, bool bigEn
   }
 }
 
-// ---- UTF-8 decoders: widen/copy ASCII runs 32 bytes at a time (the store may cover bytes past
-// the run; they are overwritten next, and the bound n units/bytes keeps it inside dst), and
-// decode the non-ASCII code points that follow a run with the scalar decoder.
-
-/// Shortest ASCII run at the start of a 32-byte block that utf8ToUtf16 widens with vector stores.
-constexpr unsigned kMinWidenRun = 16;
+// ---- UTF-8 decoders to Latin-1 and UTF-16 bytes: widen/copy ASCII runs 32 bytes at a time (the
+// store may cover bytes past the run; they are overwritten next, and the bound n units/bytes keeps
+// it inside dst), and decode the non-ASCII code points that follow a run with the scalar decoder.
 
 /// Decodes non-ASCII code points at i until an ASCII byte or 16 bytes past i (at least one).
 template <class Sink>
@@ -579,37 +630,163 @@ inline void decodeNonAsciiRun(const u8* s, std::size_t& i, std::size_t n, Sink& 
   } while (i < n && i < limit && s[i] >= 0x80);
 }
 
+// ---- UTF-8 -> UTF-16 with vector decoding of 1-3 byte sequences. A 32-byte block that starts on
+// a code point boundary is validated on its own (the bytes before it count as ASCII). In a
+// well-formed block every byte position k that ends a code point is given, in parallel, the unit
+// that code point decodes to, computed from bytes k, k-1 and k-2 (the length follows from k-1
+// being a lead or a continuation); then the units at the "end of code point" positions are
+// compacted 8 positions at a time with a pshufb table indexed by the 8-bit end mask, and the
+// destination advances by its popcount. There is no serial dependency between positions beyond
+// the destination pointer. 4-byte sequences (surrogate pairs) and blocks with ill-formed bytes go
+// through the scalar decoder, so replacement behaviour is exactly the scalar tier's.
+
+/// pshufb indices moving the 16-bit lanes whose bits are set in the index to the front.
+struct CompactUnitsTable {
+  alignas(16) u8 shuffle[256][16];
+};
+constexpr CompactUnitsTable makeCompactUnitsTable() {
+  CompactUnitsTable t{};
+  for (unsigned m = 0; m < 256; ++m) {
+    unsigned out = 0;
+    for (unsigned j = 0; j < 8; ++j)
+      if ((m >> j) & 1) {
+        t.shuffle[m][out++] = static_cast<u8>(2 * j);
+        t.shuffle[m][out++] = static_cast<u8>(2 * j + 1);
+      }
+    for (; out < 16; ++out) t.shuffle[m][out] = 0x80;
+  }
+  return t;
+}
+constexpr CompactUnitsTable kCompactUnits = makeCompactUnitsTable();
+
+/// Writes the units at the positions set in `ends` (all within [8 * first, 8 * last + 8)) of the
+/// four 8-unit groups; each group's store covers 8 units, at most 8 units past its first position.
+NETBUF_AVX2 inline char16_t* compactGroups(const __m128i (&groups)[4], unsigned ends,
+                                           unsigned first, unsigned last, char16_t* d) noexcept {
+  for (unsigned g = first; g <= last; ++g) {
+    const unsigned m = (ends >> (8 * g)) & 0xFF;
+    store128(d, _mm_shuffle_epi8(groups[g], load128(kCompactUnits.shuffle[m])));
+    d += popcount(m);
+  }
+  return d;
+}
+
+/// Decodes from the code point boundary p (32 readable bytes; `avail` of them are input) and
+/// returns the bytes consumed (at least 1, at most 32; a code point boundary). Writes the units at
+/// d, with stores reaching at most 32 units past the old d (units never outnumber bytes). Where
+/// avail < 32 the bytes from avail on must be zero: the block may then consume some of them, each
+/// producing one trailing unit U+0000 that the caller trims.
+NETBUF_AVX2 inline std::size_t decodeBlock(const Validator& v, const u8* p, std::size_t avail,
+                                           char16_t*& d) noexcept {
+  const __m256i in = load(p);
+  const unsigned high = static_cast<unsigned>(_mm256_movemask_epi8(in));
+  if (high == 0) {
+    store(d, _mm256_cvtepu8_epi16(_mm256_castsi256_si128(in)));
+    store(d + 16, _mm256_cvtepu8_epi16(_mm256_extracti128_si256(in, 1)));
+    d += 32;
+    return 32;
+  }
+  const __m256i zero = _mm256_setzero_si256();
+  if (any(blockErrors(v, in, zero))) {
+    Utf16Sink sink{d};
+    std::size_t j = 0;
+    decodeStep(p, j, avail < 32 ? avail : 32, avail, sink);
+    d = sink.d;
+    return j;
+  }
+  // Well-formed except perhaps for a sequence cut off by the block's end. Bit k of `ends`: byte
+  // k + 1 is not a continuation byte, so byte k ends a code point (known for k <= 30).
+  const unsigned cont = static_cast<unsigned>(
+      _mm256_movemask_epi8(_mm256_cmpgt_epi8(_mm256_set1_epi8(-64), in)));  // 0x80..0xBF
+  const unsigned ends = ~cont >> 1;
+  const unsigned boundary = 32 - static_cast<unsigned>(__builtin_clz(ends));  // ends != 0
+  // Unit of the code point ending at each position (meaningful where `ends` is set and the
+  // sequence is 1-3 bytes). Low byte: ASCII, or the last byte's 6 bits plus 2 from byte k-1.
+  // High byte: 4 bits of byte k-1 (a continuation, or a 2-byte lead whose 5th bit is clear),
+  // plus, for a 3-byte sequence (byte k-1 not a lead), the lead's 4 bits from byte k-2.
+  const __m256i p1 = prevBytes<1>(in, zero);
+  const __m256i p2 = prevBytes<2>(in, zero);
+  const __m256i ascii = _mm256_cmpgt_epi8(in, _mm256_set1_epi8(-1));
+  const __m256i lead1 = _mm256_cmpgt_epi8(p1, _mm256_set1_epi8(-65));  // C0..FF (or ASCII)
+  const __m256i low = _mm256_blendv_epi8(
+      _mm256_or_si256(
+          _mm256_and_si256(in, _mm256_set1_epi8(0x3F)),
+          _mm256_and_si256(_mm256_slli_epi16(p1, 6), _mm256_set1_epi8(static_cast<char>(0xC0)))),
+      in, ascii);
+  const __m256i highByte = _mm256_andnot_si256(
+      ascii,
+      _mm256_or_si256(
+          _mm256_and_si256(_mm256_srli_epi16(p1, 2), _mm256_set1_epi8(0x0F)),
+          _mm256_andnot_si256(lead1, _mm256_and_si256(_mm256_slli_epi16(p2, 4),
+                                                      _mm256_set1_epi8(static_cast<char>(0xF0))))));
+  const __m256i unitsLo = _mm256_unpacklo_epi8(low, highByte);  // positions 0-7 and 16-23
+  const __m256i unitsHi = _mm256_unpackhi_epi8(low, highByte);  // positions 8-15 and 24-31
+  const __m128i groups[4] = {_mm256_castsi256_si128(unitsLo), _mm256_castsi256_si128(unitsHi),
+                             _mm256_extracti128_si256(unitsLo, 1),
+                             _mm256_extracti128_si256(unitsHi, 1)};
+  // 4-byte leads before the boundary: their sequences are complete inside the block.
+  unsigned four = static_cast<unsigned>(_mm256_movemask_epi8(
+                      _mm256_cmpgt_epi8(in, _mm256_set1_epi8(static_cast<char>(0xEF))))) &
+                  high & ((1u << boundary) - 1);  // F0..FF (signed -16..-1); boundary <= 31
+  if (four == 0) {  // the common case: four straight-line compactions (unused groups add 0)
+    d = compactGroups(groups, ends & ((1u << boundary) - 1), 0, 3, d);
+    return boundary;
+  }
+  unsigned pos = 0;
+  for (;;) {
+    const unsigned stop = four != 0 ? static_cast<unsigned>(__builtin_ctz(four)) : boundary;
+    if (stop > pos) {
+      const unsigned range = ends & ((1u << stop) - 1) & ~((1u << pos) - 1);
+      d = compactGroups(groups, range, pos / 8, (stop - 1) / 8, d);
+    }
+    if (stop == boundary) return boundary;
+    char32_t c;
+    pos = stop + static_cast<unsigned>(decodeOne(p + stop, 4, c));
+    d = putUtf16(c, d);
+    four &= four - 1;
+  }
+}
+
 NETBUF_AVX2 std::size_t utf8ToUtf16(const u8* s, std::size_t n, char16_t* dst) noexcept {
+  const Validator v = makeValidator();
   std::size_t i = 0;
-  Utf16Sink sink{dst};
-  while (i + 32 <= n) {
-    const __m256i v = load(s + i);
-    const unsigned high = static_cast<unsigned>(_mm256_movemask_epi8(v));
-    const unsigned run = high == 0 ? 32 : static_cast<unsigned>(__builtin_ctz(high));
-    if (run < kMinWidenRun) {
-      // Mixed text (short ASCII runs between non-ASCII letters): two 32-byte stores per run of a
-      // few bytes cost more than they save, so the block goes through the scalar decoder, which
-      // then costs what the Scalar tier costs (it was 1.5x slower on mixed-1024 before).
-      decodeStep(s, i, i + 32, n, sink);
-      continue;
-    }
-    // d - dst <= i (one unit per byte at most), so 32 units at d stay within the n-unit bound.
-    store(sink.d, _mm256_cvtepu8_epi16(_mm256_castsi256_si128(v)));
-    store(sink.d + 16, _mm256_cvtepu8_epi16(_mm256_extracti128_si256(v, 1)));
-    sink.d += run;
-    i += run;
-    if (high != 0) decodeNonAsciiRun(s, i, n, sink);
+  char16_t* d = dst;
+  // d - dst <= i (at most one unit per byte), so the 32 units a block may touch fit in n.
+  while (i + 32 <= n) i += decodeBlock(v, s + i, n - i, d);
+  if (i == n) return static_cast<std::size_t>(d - dst);
+  // The tail (1-31 bytes): decode a zero-padded copy into a local buffer, then trim the units the
+  // padding produced (one U+0000 per padding byte consumed). Both copies use overlapping vector
+  // moves (library memcpy calls cost as much as a block here).
+  alignas(32) u8 buf[96];
+  u8* const in = buf + 32;
+  alignas(32) char16_t out[96];
+  const std::size_t rem = n - i;
+  if (n >= 32) {
+    store(in + rem - 32, load(s + n - 32));  // in[k] = s[i + k] for k < rem
+    store(in + rem, _mm256_setzero_si256());
+  } else {
+    store(in, _mm256_setzero_si256());
+    store(in + 32, _mm256_setzero_si256());
+    std::memcpy(in, s + i, rem);
   }
-  if (i + 16 <= n) {  // a 16-31 byte tail (or a whole short string) that starts with 16 ASCII
-    const __m128i v = load128(s + i);
-    if (_mm_movemask_epi8(v) == 0) {
-      store(sink.d, _mm256_cvtepu8_epi16(v));
-      sink.d += 16;
-      i += 16;
-    }
+  std::size_t j = 0;
+  char16_t* o = out;
+  while (j < rem) j += decodeBlock(v, in + j, rem - j, o);
+  const std::size_t units = static_cast<std::size_t>(o - out) - (j - rem);
+  if (units >= 16) {  // units <= rem <= 31
+    const __m256i head = load(out);
+    const __m256i tailUnits = load(out + units - 16);
+    store(d, head);
+    store(d + units - 16, tailUnits);
+  } else if (units >= 8) {
+    const __m128i head = load128(out);
+    const __m128i tailUnits = load128(out + units - 8);
+    store128(d, head);
+    store128(d + units - 8, tailUnits);
+  } else {
+    for (std::size_t k = 0; k < units; ++k) d[k] = out[k];
   }
-  decodeStep(s, i, n, n, sink);
-  return static_cast<std::size_t>(sink.d - dst);
+  return static_cast<std::size_t>(d - dst) + units;
 }
 
 NETBUF_AVX2 std::size_t utf8ToLatin1(const u8* s, std::size_t n, u8* dst) noexcept {

@@ -789,3 +789,35 @@ TEST_CASE("long inputs: isAscii and validation find a single bad byte anywhere")
     }
   });
 }
+
+TEST_CASE("UTF-8 -> UTF-16: ASCII-heavy mixed text, every tail length, cut and corrupted") {
+  // Text shaped like the benchmarks (short ASCII runs between 2- and 3-byte letters, a few 4-byte
+  // sequences), sliced at every start offset mod 7 and many lengths, so that blocks begin and end
+  // inside sequences, and sometimes corrupted, so that vector blocks hand over to the scalar
+  // decoder at every position.
+  const auto seed = static_cast<std::uint32_t>(std::random_device{}());
+  CAPTURE(seed);
+  INFO("rerun with this seed to reproduce");
+  std::mt19937 rng(seed);
+  for (int iter = 0; iter < 40; ++iter) {
+    CAPTURE(iter);
+    std::string base;
+    while (base.size() < 200) {
+      const std::uint32_t r = rng();
+      const unsigned kind = r % 16;
+      const char32_t c = kind < 9    ? 0x20 + (r >> 4) % 0x5F
+                         : kind < 12 ? 0x80 + (r >> 4) % 0x780
+                         : kind < 15 ? 0x800 + (r >> 4) % 0xF800
+                                     : 0x10000 + (r >> 4) % 0x100000;
+      if (c >= 0xD800 && c <= 0xDFFF) continue;
+      refPut(c, base);
+    }
+    if (iter % 3 == 1) base[rng() % base.size()] = static_cast<char>(rng());
+    if (iter % 3 == 2) base[rng() % base.size()] = static_cast<char>(0xE2);  // truncates
+    for (std::size_t len = 0; len <= 140; len += 1 + static_cast<std::size_t>(iter % 3)) {
+      CAPTURE(len);
+      const BytesExpect b(base.substr(static_cast<std::size_t>(iter % 7), len));
+      forEachIsa([&](Isa) { checkBytes(b, (len * 7) % 64); });
+    }
+  }
+}
