@@ -7,6 +7,8 @@
 #include <benchmark/benchmark.h>
 
 #include <iostream>
+#include <netbuf/buffer/byte_buf.hpp>
+#include <span>
 
 namespace {
 
@@ -57,11 +59,62 @@ void registerAll() {
   }
 }
 
+// The same workloads through the ByteBuf API, as a server writes them: into a reused buffer,
+// clear() every iteration (Netty's ByteBufUtilBenchmark shape). The buffer wraps page-aligned
+// memory, like the destination of the kernel rows and like Netty's pooled buffers.
+void registerByteBufRows() {
+  static bench::Destination mem(bench::destinationBytes(workloads()));
+  const std::size_t bytes = bench::destinationBytes(workloads());
+  for (const bench::Workload& w : workloads()) {
+    const auto add = [&w, bytes](const char* op, auto body, std::size_t inputBytes) {
+      const std::string name = std::string("bytebuf/") + op + "/" + w.name;
+      benchmark::RegisterBenchmark(
+          name.c_str(), [body, bytes, inputBytes](benchmark::State& state) {
+            ByteBuf buf = Unpooled::wrappedUnownedBuffer(std::span<std::byte>(mem.data(), bytes));
+            for (auto _ : state) {
+              buf.clear();
+              benchmark::DoNotOptimize(body(buf));
+              benchmark::ClobberMemory();
+            }
+            state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                                    static_cast<std::int64_t>(inputBytes));
+            state.SetLabel(utf8::isaName(utf8::activeIsa()));
+          });
+    };
+    const std::u16string_view u16(w.u16);
+    const std::u32string_view u32(w.u32);
+    const std::string_view text(w.utf8);
+    add(
+        "writeAscii", [u16](ByteBuf& b) { return b.writeAscii(u16); }, 2 * u16.size());
+    add(
+        "writeUtf8/u16", [u16](ByteBuf& b) { return b.writeUtf8(u16); }, 2 * u16.size());
+    add(
+        "writeUtf8/u32", [u32](ByteBuf& b) { return b.writeUtf8(u32); }, 4 * u32.size());
+    add(
+        "writeUtf8/validated", [text](ByteBuf& b) { return b.writeUtf8(text); }, text.size());
+    add(
+        "isValidUtf8",
+        [text](ByteBuf& b) {
+          b.writeBytes(text);
+          return b.isValidUtf8();
+        },
+        text.size());
+    add(
+        "readUtf8AsUtf16",  // includes allocating the std::u16string it returns
+        [text](ByteBuf& b) {
+          b.writeBytes(text);
+          return b.readUtf8AsUtf16(text.size()).size();
+        },
+        text.size());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     registerAll();
+    registerByteBufRows();
   } catch (const std::exception& e) {
     std::cerr << "utf8_bench: " << e.what() << '\n';
     return 2;
