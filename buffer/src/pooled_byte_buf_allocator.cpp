@@ -232,7 +232,8 @@ struct PoolChunk {
   std::byte* memory = nullptr;
   std::uint32_t numPages = 0;
   std::uint32_t freePages = 0;
-  std::vector<std::uint64_t> used;       // bit per page
+  std::uint64_t emptySince = 0;     // PoolArena::runAllocations when the chunk last became empty
+  std::vector<std::uint64_t> used;  // bit per page
   std::vector<std::uint32_t> runLength;  // at a run's first page: its length in pages
   std::vector<Subpage*> subpageOf;       // every page of a small run: its subpage
 
@@ -249,11 +250,15 @@ struct PoolChunk {
       p += k;
     }
   }
-  /// First fit: the lowest run of n free pages, or SIZE_MAX. Low addresses first keeps the tail of
-  /// a chunk, and the newest chunks, empty so that trim() can return them.
-  std::size_t findRun(std::size_t n) const noexcept {
+  /// Best fit: the first page of the shortest maximal free span of at least n pages (the lowest
+  /// such span on ties), its length in `spanLength`; SIZE_MAX if no span is long enough. Filling
+  /// the tightest hole keeps long spans, and the tails of chunks, whole for long runs, which first
+  /// fit (lowest address) broke up: a long-lived mixed workload held ~13 % of its chunk bytes as
+  /// page holes too short for the runs asked for.
+  std::size_t bestRun(std::size_t n, std::size_t& spanLength) const noexcept {
+    std::size_t best = SIZE_MAX, bestLength = SIZE_MAX;
     std::size_t p = 0;
-    while (p + n <= numPages) {
+    while (p < numPages) {
       // Skip used pages a word at a time.
       const std::uint64_t w = used[p / 64] >> (p % 64);
       if (w & 1) {
@@ -262,17 +267,21 @@ struct PoolChunk {
         continue;
       }
       std::size_t q = p;
-      while (q < numPages && q - p < n && !isUsed(q)) {
+      while (q < numPages && !isUsed(q)) {
         const std::uint64_t u = used[q / 64] >> (q % 64);
-        const std::size_t freeRun =
-            u == 0 ? 64 - q % 64 : static_cast<std::size_t>(std::countr_zero(u));
-        q += freeRun;
+        q += u == 0 ? 64 - q % 64 : static_cast<std::size_t>(std::countr_zero(u));
       }
       q = std::min(q, std::size_t{numPages});
-      if (q - p >= n) return p;
+      const std::size_t length = q - p;
+      if (length >= n && length < bestLength) {
+        best = p;
+        bestLength = length;
+        if (length == n) break;
+      }
       p = q;
     }
-    return SIZE_MAX;
+    spanLength = bestLength;
+    return best;
   }
 };
 
@@ -301,6 +310,15 @@ struct ThreadCache {
   // threads overlaps with the caller's work instead of stalling on one miss after another.
   PooledStorage* remote = nullptr;
   bool remoteUsed = false;  // popped from since the last sweep
+  // Blocks of another arena (one at a time) this thread released and has not pushed yet: linked
+  // through `next` and pushed onto that arena's return stack as one chain, one CAS per batch
+  // (flushPending). Bounded by kReturnBatch blocks and kReturnBatchBytes; pushed when the thread
+  // releases into another arena, flushes its cache (trim, thread exit, allocator destruction).
+  PooledStorage* pendingHead = nullptr;
+  PooledStorage* pendingTail = nullptr;
+  PoolArena* pendingArena = nullptr;
+  std::uint32_t pendingCount = 0;
+  std::size_t pendingBytes = 0;
   // Releases this thread made of other arenas' blocks, per arena index (counted by the releaser,
   // so that a block on a return stack or a `remote` list is already free in stats()).
   std::unique_ptr<OwnedCounter[]> remoteFrees, remoteFreeBytes;
@@ -325,6 +343,7 @@ struct PoolArena {
   PooledStorage* freeBlocks = nullptr;  // control blocks without a slot
   std::vector<PooledStorage*> slabs;
   std::size_t emptyChunks = 0;
+  std::uint64_t runAllocations = 0;  // runs taken from chunks (the clock of emptySince)
   std::atomic<PooledStorage*> returnHead{nullptr};
   std::atomic<std::uint32_t> threads{0};
   // Work not done through a thread cache, and counters folded in from exited threads.
@@ -332,11 +351,12 @@ struct PoolArena {
   SharedCounter chunkCount, slabBytes;
 
   PoolArena() { detached.arena = this; }
-  void pushReturn(PooledStorage* s) noexcept {
+  /// Pushes the chain first..last (linked through `next`) with one CAS.
+  void pushReturn(PooledStorage* first, PooledStorage* last) noexcept {
     PooledStorage* head = returnHead.load(std::memory_order_relaxed);
     do {
-      s->next = head;
-    } while (!returnHead.compare_exchange_weak(head, s, std::memory_order_release,
+      last->next = head;
+    } while (!returnHead.compare_exchange_weak(head, first, std::memory_order_release,
                                                std::memory_order_relaxed));
   }
 };
@@ -364,6 +384,7 @@ struct PoolCore {
   void releaseOverflow(ThreadCache* tc, ThreadCache::Bin& bin, PooledStorage* s) noexcept;
   PooledStorage* takeRemote(ThreadCache* tc, unsigned cls) noexcept;
   void returnRemoteLocked(ThreadCache* tc) noexcept;
+  static void flushPending(ThreadCache* tc) noexcept;
   void drainLocked(PoolArena& a) noexcept;
   void sweep(ThreadCache* tc) noexcept;
   void flushCache(ThreadCache* tc) noexcept;
@@ -543,6 +564,9 @@ PooledStorage* PoolCore::takeRemote(ThreadCache* tc, unsigned cls) noexcept {
     PooledStorage* s = tc->remote;
     tc->remote = s->next;
     if (s->sizeClass == cls) {
+      // The next block was written by the releasing core: start fetching its line now, so that
+      // the miss overlaps with the caller's work instead of stalling the next allocation.
+      if (tc->remote != nullptr) __builtin_prefetch(tc->remote, 1);
       found = s;
       break;
     }
@@ -689,7 +713,17 @@ void PoolCore::sweep(ThreadCache* tc) noexcept {
   }
 }
 
+void PoolCore::flushPending(ThreadCache* tc) noexcept {
+  if (tc->pendingHead == nullptr) return;
+  tc->pendingArena->pushReturn(tc->pendingHead, tc->pendingTail);
+  tc->pendingHead = tc->pendingTail = nullptr;
+  tc->pendingArena = nullptr;
+  tc->pendingCount = 0;
+  tc->pendingBytes = 0;
+}
+
 void PoolCore::flushCache(ThreadCache* tc) noexcept {
+  flushPending(tc);  // lock-free: the blocks' arena is drained by its own threads or by callers
   std::lock_guard lock(tc->arena->mutex);
   returnRemoteLocked(tc);
   for (ThreadCache::Bin& b : tc->bins) {
@@ -744,11 +778,44 @@ PooledStorage* PoolCore::takeBlock(PoolArena& a) {
   return s;
 }
 
+/// Bounds of a thread's pending batch of other arenas' blocks (ThreadCache::pendingHead).
+constexpr std::uint32_t kReturnBatch = 32;
+constexpr std::size_t kReturnBatchBytes = 64 * 1024;
+
+/// Run allocations after which an empty chunk kept by its arena is unmapped if still unused.
+constexpr std::uint64_t kEmptyChunkIdleRuns = 4096;
+
 std::size_t PoolCore::allocateRun(PoolArena& a, std::size_t pages, PoolChunk*& out) {
+  // Best fit over the arena's chunks: the shortest free span that holds the run; on equal spans
+  // the fullest chunk, so that nearly empty chunks drain and can be unmapped (the role of
+  // Netty's PoolChunkList usage quartiles). An empty chunk is taken only when nothing else fits.
+  PoolChunk* best = nullptr;
+  PoolChunk* idle = nullptr;
+  std::size_t bestFirst = 0, bestLength = SIZE_MAX;
+  ++a.runAllocations;
   for (PoolChunk* c : a.chunks) {
+    if (c->freePages == c->numPages && a.runAllocations - c->emptySince > kEmptyChunkIdleRuns)
+      idle = c;
     if (c->freePages < pages) continue;
-    const std::size_t p = c->findRun(pages);
+    if (best != nullptr && bestLength == pages && c->freePages >= best->freePages) continue;
+    std::size_t length = 0;
+    const std::size_t p = c->bestRun(pages, length);
     if (p == SIZE_MAX) continue;
+    if (length < bestLength || (length == bestLength && c->freePages < best->freePages)) {
+      best = c;
+      bestFirst = p;
+      bestLength = length;
+    }
+  }
+  if (idle != nullptr && idle != best) {
+    // The empty chunk kept to absorb churn has not been needed for a while: best fit takes an
+    // empty chunk only when no other has room, so in a steady state it would stay idle for good.
+    --a.emptyChunks;
+    destroyChunk(a, idle);
+  }
+  if (best != nullptr) {
+    PoolChunk* c = best;
+    const std::size_t p = bestFirst;
     if (c->freePages == c->numPages) --a.emptyChunks;
     c->mark(p, pages, true);
     c->freePages -= static_cast<std::uint32_t>(pages);
@@ -807,10 +874,12 @@ void PoolCore::freeRun(PoolArena& a, PoolChunk* c, std::size_t first) noexcept {
   if (c->freePages == c->numPages) {
     // Keep one empty chunk per arena to absorb churn; return the others to the OS at once, which
     // bounds what a burst leaves behind.
-    if (a.emptyChunks >= 1)
+    if (a.emptyChunks >= 1) {
       destroyChunk(a, c);
-    else
+    } else {
       ++a.emptyChunks;
+      c->emptySince = a.runAllocations;
+    }
   }
 }
 
@@ -979,17 +1048,30 @@ void PoolCore::release(PooledStorage* s) noexcept {
     releaseOverflow(tc, b, s);
     return;
   }
-  // Another arena's slot (or no cache on this thread): one CAS, no lock. The arena's threads take
-  // the whole stack on their next cache miss; stats() and trim() drain it too. The release is
-  // counted here (by this thread's cache when it has one), not by whoever drains.
+  // Another arena's slot (or no cache on this thread): onto the arena's return stack, no lock.
+  // The arena's threads take the whole stack on their next cache miss; stats() and trim() drain
+  // it too. The release is counted here (by this thread's cache when it has one), not by whoever
+  // drains. With a cache, blocks are batched per arena: one CAS per kReturnBatch blocks instead of
+  // one per block (a consumer thread releasing everything a producer allocates spends its time
+  // there and on the block's cache miss).
   if (tc != nullptr) {
     tc->remoteFrees[arena->index].add(1);
     tc->remoteFreeBytes[arena->index].add(s->size);
-  } else {
-    arena->frees.add(1);
-    arena->freeBytes.add(s->size);
+    if (tc->pendingArena != arena) {
+      flushPending(tc);
+      tc->pendingArena = arena;
+      tc->pendingTail = s;
+    }
+    s->next = tc->pendingHead;
+    tc->pendingHead = s;
+    tc->pendingBytes += s->size;
+    if (++tc->pendingCount >= kReturnBatch || tc->pendingBytes >= kReturnBatchBytes)
+      flushPending(tc);
+    return;
   }
-  arena->pushReturn(s);
+  arena->frees.add(1);
+  arena->freeBytes.add(s->size);
+  arena->pushReturn(s, s);
 }
 
 // ------------------------------------------------------------------ leak detection

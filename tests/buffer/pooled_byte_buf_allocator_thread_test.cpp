@@ -160,3 +160,27 @@ TEST_CASE("stats and trim may run while other threads allocate") {
   for (auto& t : ts) t.join();
   checkNothingLive(a);
 }
+
+TEST_CASE("another arena's blocks released in batches: counted at once, pushed by trim and exit") {
+  for (const int count : {5, 100}) {  // below and above one batch
+    PooledByteBufAllocator a(pool(2));
+    ByteBuf mine = a.buffer(64);  // binds this thread to an arena first
+    std::vector<ByteBuf> theirs;
+    std::thread([&] {
+      for (int i = 0; i < count; ++i) theirs.push_back(a.buffer(64));
+    }).join();  // the other arena's thread is gone; its blocks live on here
+    theirs.clear();
+    mine.reset();
+    checkNothingLive(a);  // released blocks count as free even while they wait in a batch
+    CHECK(a.trim() > 0);  // the batch is pushed and drained, so both chunks are empty
+    CHECK(a.totalStats().chunks == 0);
+
+    // A releasing thread's batch reaches the arena when that thread exits.
+    std::vector<ByteBuf> more;
+    for (int i = 0; i < count; ++i) more.push_back(a.buffer(64));
+    std::thread([&] { more.clear(); }).join();
+    checkNothingLive(a);
+    CHECK(a.trim() > 0);
+    CHECK(a.totalStats().chunks == 0);
+  }
+}
