@@ -244,7 +244,7 @@ ByteBuf ByteBuf::retainedDuplicate() const {
 
 ByteBuf ByteBuf::copy(std::size_t index, std::size_t length) const {
   if (storage_ == nullptr) checkMutable("copy");
-  checkIndex(index, length, "copy");
+  checkIndexRange(index, length, "copy");
   ByteBuf out = alloc().buffer(length, std::max(length, maxCapacity_));
   if (length != 0) std::memcpy(out.base_, base_ + index, length);
   out.writerIndex_ = length;
@@ -260,7 +260,7 @@ ByteBuf ByteBuf::asReadOnly() const {
 // ------------------------------------------------------------------ ByteBuf: bytes
 
 ByteBuf ByteBuf::readBytes(std::size_t length) {
-  checkReadable(length, "readBytes");
+  checkReadableRange(length, "readBytes");
   ByteBuf out = copy(readerIndex_, length);
   readerIndex_ += length;
   return out;

@@ -293,12 +293,12 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   ByteBufView slice() const noexcept { return {base_ + readerIndex_, writerIndex_ - readerIndex_}; }
   /// A non-owning view of [index, index + length), checked against capacity.
   ByteBufView slice(std::size_t index, std::size_t length) const {
-    checkIndex(index, length, "slice");
+    checkIndexRange(index, length, "slice");
     return {base_ + index, length};
   }
   /// A non-owning view of the next length readable bytes; advances readerIndex.
   ByteBufView readSlice(std::size_t length) {
-    checkReadable(length, "readSlice");
+    checkReadableRange(length, "readSlice");
     ByteBufView v{base_ + readerIndex_, length};
     readerIndex_ += length;
     return v;
@@ -465,12 +465,6 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
     writeBlocked_ = std::exchange(o.writeBlocked_, true);
   }
 
-  void checkIndex(std::size_t index, std::size_t length, const char* what) const {
-    checkIndexRange(index, length, what);
-  }
-  void checkReadable(std::size_t length, const char* what) const {
-    checkReadableRange(length, what);
-  }
   /// Throws the right error for a mutation of an empty or read-only handle.
   void checkMutable(const char* what) const;
   [[noreturn]] void badWritableIndex(std::size_t index, std::size_t length, const char* what) const;
