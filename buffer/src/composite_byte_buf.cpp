@@ -165,6 +165,14 @@ void CompositeByteBuf::updateOffsets(std::size_t from) noexcept {
   }
 }
 
+void CompositeByteBuf::checkCanAdd(std::size_t bytes) const {
+  if (bytes > maxCapacity_ - capacity_) {
+    throw IllegalArgumentError(
+        fmt::format("addComponent: {} more bytes would exceed maxCapacity {} in {}", bytes,
+                    maxCapacity_, toString()));
+  }
+}
+
 void CompositeByteBuf::insertComponent(std::size_t cIndex, ByteBuf buf, bool increaseWriterIndex) {
   if (!buf.isValid()) {
     throw EmptyBufferError("addComponent: the ByteBuf handle is empty (moved-from?)");
@@ -173,11 +181,7 @@ void CompositeByteBuf::insertComponent(std::size_t cIndex, ByteBuf buf, bool inc
     outOfBounds("addComponent(componentIndex)", cIndex, 0, components_.size());
   }
   const std::size_t readable = buf.readableBytes();
-  if (readable > maxCapacity_ - capacity_) {
-    throw IllegalArgumentError(
-        fmt::format("addComponent: {} more bytes would exceed maxCapacity {} in {}", readable,
-                    maxCapacity_, toString()));
-  }
+  checkCanAdd(readable);
   if (increaseWriterIndex && cIndex == components_.size()) {
     trimSpareTail();
     cIndex = components_.size();
@@ -213,6 +217,7 @@ CompositeByteBuf& CompositeByteBuf::addComponent(bool increaseWriterIndex, std::
 CompositeByteBuf& CompositeByteBuf::addComponent(bool increaseWriterIndex,
                                                  CompositeByteBuf&& other) {
   if (&other == this) throw IllegalArgumentError("addComponent: cannot add a composite to itself");
+  if (increaseWriterIndex) trimSpareTail();  // as for a single appended component
   // Flatten: move other's components in, trimmed to its readable region.
   const std::size_t from = other.readerIndex_, to = other.writerIndex_;
   for (Component& c : other.components_) {
@@ -223,11 +228,7 @@ CompositeByteBuf& CompositeByteBuf::addComponent(bool increaseWriterIndex,
     comp.length = hi - lo;
     comp.writable = c.writable;
     comp.buf = std::move(c.buf);
-    if (comp.length > maxCapacity_ - capacity_) {
-      throw IllegalArgumentError(
-          fmt::format("addComponent: {} more bytes would exceed maxCapacity {} in {}", comp.length,
-                      maxCapacity_, toString()));
-    }
+    checkCanAdd(comp.length);
     comp.offset = capacity_;
     capacity_ += comp.length;
     if (increaseWriterIndex) writerIndex_ += comp.length;

@@ -676,6 +676,11 @@ TEST_CASE("write, then add: the new component follows the written bytes directly
   d.addComponent(true, bytesBuf("cd"));
   CHECK(d.capacity() == 6);
   CHECK(d.writerIndex() == 4);
+  // The same when the appended thing is a whole composite (flattened in).
+  CompositeByteBuf e = split("head", {4});
+  e.writeByte('!');
+  e.addComponent(true, split("tail", {2, 2}));
+  CHECK(readableOf(e) == "head!tail");
 }
 
 TEST_CASE("copy, index setters, marks and their errors") {

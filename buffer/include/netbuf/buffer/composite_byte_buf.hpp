@@ -367,6 +367,8 @@ class CompositeByteBuf : public ByteAccessors<CompositeByteBuf> {
   void gather(std::size_t index, std::span<std::byte> out) const;
   void scatter(std::size_t index, std::span<const std::byte> in);
   void ensureWritableSlow(std::size_t n, std::vector<ByteBuf>* keepAlive);
+  /// Throws IllegalArgumentError when `bytes` more would pass maxCapacity.
+  void checkCanAdd(std::size_t bytes) const;
   void insertComponent(std::size_t cIndex, ByteBuf buf, bool increaseWriterIndex);
   void updateOffsets(std::size_t from) noexcept;
   /// Enforces maxNumComponents by merging the trailing components into the consolidation buffer.
