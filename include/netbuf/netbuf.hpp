@@ -1,5 +1,6 @@
 #pragma once
 // Umbrella header: everything netbuf offers.
+#include <netbuf/buffer/any_byte_buf.hpp>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/buffer/byte_buf_allocator.hpp>
 #include <netbuf/buffer/byte_buf_cursor.hpp>
@@ -9,3 +10,10 @@
 #include <netbuf/buffer/errors.hpp>
 #include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
 #include <netbuf/buffer/utf8.hpp>
+#include <netbuf/codec/byte_to_message_decoder.hpp>
+#include <netbuf/codec/codec_errors.hpp>
+#include <netbuf/codec/codec_handler.hpp>
+#include <netbuf/codec/decoder_runner.hpp>
+#include <netbuf/codec/fixed_length_frame_decoder.hpp>
+#include <netbuf/codec/message_encoder.hpp>
+#include <netbuf/codec/message_to_message_decoder.hpp>
