@@ -18,6 +18,20 @@
 #include <string_view>
 #include <vector>
 
+// Failed CHECKs print transcripts in full instead of "{?}".
+template <>
+struct doctest::StringMaker<std::vector<std::string>> {
+  static doctest::String convert(const std::vector<std::string>& v) {
+    std::string s = "{";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i != 0) s += ", ";
+      s += fmt::format("{:?}", v[i]);
+    }
+    s += "}";
+    return doctest::String(s.c_str());
+  }
+};
+
 namespace netbuf::testing {
 
 /// "TooLongFrameError@12=70000/65536": kind, offset, value, limit (kNone printed as '-').
@@ -78,21 +92,36 @@ Transcript decodeSplit(Make&& make, Cumulator cumulator, std::string_view input,
   return transcriptOf(run);
 }
 
-/// Requires the same transcript for every way of splitting input, with both cumulators.
-/// make(Cumulator) returns a fresh decoder.
-template <class Make>
-void checkAllSplits(Make&& make, std::string_view input, const Transcript& expected,
-                    bool finish = true) {
+/// A failFast error's value is the part of the frame seen when the error fired, which depends on
+/// how the input was split: masks it ("!TooLongFrameError@0=*/16") so the rest can be compared.
+inline Transcript maskErrorValues(Transcript t) {
+  for (std::string& s : t) {
+    if (s.empty() || s[0] != '!') continue;
+    const auto eq = s.find('=');
+    const auto slash = s.find('/', eq);
+    if (eq != std::string::npos && slash != std::string::npos)
+      s = s.substr(0, eq + 1) + "*" + s.substr(slash);  // (not replace(): g++ 12 -Wrestrict)
+  }
+  return t;
+}
+
+/// Requires the same transcript (after `view`) for every way of splitting input, with both
+/// cumulators: whole, split at every byte position, one byte at a time, and 20 seeded random
+/// splits. make(Cumulator) returns a fresh decoder.
+template <class Make, class View>
+void checkAllSplitsWith(Make&& make, std::string_view input, const Transcript& expected,
+                        bool finish, View view) {
+  const Transcript want = view(expected);
   for (Cumulator c : {Cumulator::Merge, Cumulator::Composite}) {
     CAPTURE(static_cast<int>(c));
-    CHECK(decodeSplit(make, c, input, {}, finish) == expected);
+    CHECK(view(decodeSplit(make, c, input, {}, finish)) == want);
     for (std::size_t cut = 1; cut < input.size(); ++cut) {
       CAPTURE(cut);
-      CHECK(decodeSplit(make, c, input, {cut}, finish) == expected);
+      CHECK(view(decodeSplit(make, c, input, {cut}, finish)) == want);
     }
     std::vector<std::size_t> every;
     for (std::size_t i = 1; i < input.size(); ++i) every.push_back(i);
-    CHECK(decodeSplit(make, c, input, every, finish) == expected);
+    CHECK(view(decodeSplit(make, c, input, every, finish)) == want);
     const unsigned seed = std::random_device{}();
     CAPTURE(seed);
     std::mt19937 rng(seed);
@@ -102,9 +131,23 @@ void checkAllSplits(Make&& make, std::string_view input, const Transcript& expec
         at += 1 + rng() % 7;
         if (at < input.size()) cuts.push_back(at);
       }
-      CHECK(decodeSplit(make, c, input, cuts, finish) == expected);
+      CHECK(view(decodeSplit(make, c, input, cuts, finish)) == want);
     }
   }
+}
+
+/// checkAllSplitsWith, comparing transcripts exactly.
+template <class Make>
+void checkAllSplits(Make&& make, std::string_view input, const Transcript& expected,
+                    bool finish = true) {
+  checkAllSplitsWith(make, input, expected, finish, [](Transcript t) { return t; });
+}
+
+/// checkAllSplitsWith, ignoring error values (for failFast decoders).
+template <class Make>
+void checkAllSplitsIgnoringErrorValues(Make&& make, std::string_view input,
+                                       const Transcript& expected, bool finish = true) {
+  checkAllSplitsWith(make, input, expected, finish, maskErrorValues);
 }
 
 }  // namespace netbuf::testing

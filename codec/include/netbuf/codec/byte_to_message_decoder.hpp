@@ -169,11 +169,7 @@ class ByteToMessageDecoder {
       const std::size_t before = cum.readableBytes();
       startIndex_ = cum.readerIndex();
       try {
-        if constexpr (detail::HasDecodeLast<Derived, std::remove_reference_t<decltype(cum)>, Out>) {
-          derived().decodeLast(cum, out);
-        } else {
-          derived().decode(cum, out);
-        }
+        callDecodeLast(cum, out);
       } catch (const CodecError&) {
         consumedBytes(before - cum.readableBytes());
         dropCumulation();
@@ -371,6 +367,17 @@ class ByteToMessageDecoder {
   }
 
   // ---- the decode loop
+  // (A member template rather than an `if constexpr` inside channelInactive's generic lambda:
+  // clang 14 instantiates both branches there.)
+  template <class Buf>
+  void callDecodeLast(Buf& in, Output& out) {
+    if constexpr (detail::HasDecodeLast<Derived, Buf, Out>) {
+      derived().decodeLast(in, out);
+    } else {
+      derived().decode(in, out);
+    }
+  }
+
   enum class LoopEnd { Done, StalledOnError };
 
   template <class OnError>
