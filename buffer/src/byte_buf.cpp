@@ -32,6 +32,11 @@ void Storage::refCountOverflow() {
   throw Error("ByteBuf reference count overflow (more than 2^32-1 handles on one storage)");
 }
 
+void Storage::refCountOverflowMany(std::uint32_t n) {
+  refs.fetch_sub(n, std::memory_order_relaxed);
+  throw Error("ByteBuf reference count overflow (more than 2^32-1 handles on one storage)");
+}
+
 void throwOutOfBounds(const ByteBuf& buf, const char* what, std::size_t index, std::size_t length,
                       std::size_t bound) {
   if (!buf.isValid()) {
@@ -122,6 +127,19 @@ ByteBuf& ByteBuf::capacity(std::size_t newCapacity) {
   return *this;
 }
 
+void ByteBuf::releaseWithCredit() noexcept {
+  storage_->releaseMany(1 + std::exchange(refCredit_, 0));
+}
+
+void ByteBuf::takeRefCredit() {
+  // Never more than the count can hold: fall back to smaller batches near the limit (retainMany
+  // throws only when even one more reference would overflow).
+  const std::uint32_t now = storage_->refs.load(std::memory_order_relaxed);
+  const std::uint32_t batch = now <= UINT32_MAX - kRefCreditBatch ? kRefCreditBatch : 1;
+  storage_->retainMany(batch);
+  refCredit_ = batch;
+}
+
 void ByteBuf::reallocate(std::size_t newCapacity) {
   if (newCapacity == capacity_) return;
   const std::size_t room = storage_->size - static_cast<std::size_t>(base_ - storage_->data);
@@ -135,7 +153,11 @@ void ByteBuf::reallocate(std::size_t newCapacity) {
   detail::Storage* fresh = alloc().allocateStorage(newCapacity);
   const std::size_t keep = std::min(capacity_, newCapacity);
   if (keep != 0) std::memcpy(fresh->data, base_, keep);
-  storage_->release();
+  if (refCredit_ != 0) {
+    releaseWithCredit();
+  } else {
+    storage_->release();
+  }
   storage_ = fresh;
   base_ = fresh->data;
   capacity_ = newCapacity;

@@ -96,9 +96,8 @@ void CompositeByteBuf::cache(std::size_t c) const noexcept {
   curWritable_ = comp.writable;
 }
 
-std::size_t CompositeByteBuf::toComponentIndex(std::size_t offset) const {
+std::size_t CompositeByteBuf::toComponentIndexSlow(std::size_t offset) const {
   if (offset >= capacity_) outOfBounds("toComponentIndex", offset, 1, capacity_);
-  if (offset - curOffset_ < curLen_) return curIndex_;
   // Sequential access usually moves to the next non-empty component: try it before searching.
   std::size_t c = curLen_ != 0 ? curIndex_ + 1 : components_.size();
   while (c < components_.size() && components_[c].length == 0) ++c;
@@ -595,6 +594,30 @@ std::variant<ByteBuf, CompositeByteBuf> CompositeByteBuf::readRetainedSlice(std:
   readerIndex_ += length;
   invalidateReadWindow();
   return slice;
+}
+
+void CompositeByteBuf::readRetainedSliceBatched(
+    std::size_t length, std::vector<std::variant<ByteBuf, CompositeByteBuf>>& out) {
+  checkReadableRange(length, "readRetainedSlice");
+  const std::size_t index = readerIndex_;
+  if (length != 0) {
+    Component& c = components_[toComponentIndex(index)];
+    if (index + length <= c.end()) {
+      // Converts to the slice inside out's new element (guaranteed elision: no handle to move).
+      struct Slice {
+        ByteBuf& buf;
+        std::size_t at;
+        std::size_t length;
+        operator ByteBuf() const { return buf.retainedSliceBatched(at, length); }
+      };
+      const auto at = static_cast<std::size_t>(c.data - c.buf.data()) + (index - c.offset);
+      out.emplace_back(std::in_place_type<ByteBuf>, Slice{c.buf, at, length});
+      readerIndex_ = index + length;
+      invalidateReadWindow();
+      return;
+    }
+  }
+  out.push_back(readRetainedSlice(length));
 }
 
 ByteBuf CompositeByteBuf::copy(std::size_t index, std::size_t length) const {

@@ -14,6 +14,14 @@
 #include <netbuf/codec/codec_errors.hpp>
 #include <netbuf/codec/codec_handler.hpp>
 #include <netbuf/codec/decoder_runner.hpp>
+#include <netbuf/codec/delimiter_based_frame_decoder.hpp>
 #include <netbuf/codec/fixed_length_frame_decoder.hpp>
+#include <netbuf/codec/json_object_decoder.hpp>
+#include <netbuf/codec/length_field_based_frame_decoder.hpp>
+#include <netbuf/codec/length_field_prepender.hpp>
+#include <netbuf/codec/line_based_frame_decoder.hpp>
 #include <netbuf/codec/message_encoder.hpp>
 #include <netbuf/codec/message_to_message_decoder.hpp>
+#include <netbuf/codec/string_codec.hpp>
+#include <netbuf/codec/varint32_frame_decoder.hpp>
+#include <netbuf/codec/varint32_length_field_prepender.hpp>

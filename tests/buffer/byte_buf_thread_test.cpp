@@ -78,3 +78,17 @@ TEST_CASE("a buffer moved to another thread is written there and read back after
   CHECK(buf.getInt(0) == 999);
   CHECK(buf.refCnt() == 1);
 }
+
+TEST_CASE("batched slices released on other threads while the credit is held free once") {
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> frees{0};
+    std::vector<ByteBuf> slices;
+    ByteBuf buf = wrappedCounting(4096, frees);
+    buf.setIndex(0, 4096);
+    for (int i = 0; i < 1000; ++i) slices.push_back(buf.readRetainedSliceBatched(4));
+    std::thread releaser([s = std::move(slices)]() mutable { s.clear(); });
+    buf.reset();  // returns the unspent credit while the other thread releases slices
+    releaser.join();
+    CHECK(frees.load() == 1);
+  }
+}

@@ -715,3 +715,25 @@ TEST_CASE("copy, index setters, marks and their errors") {
   CHECK_THROWS_WITH_AS((void)c.readByte(), doctest::Contains("index 0, length 1"),
                        IndexOutOfBoundsError);
 }
+
+TEST_CASE("readRetainedSliceBatched: in-component slices in place, straddling ones as composites") {
+  CompositeByteBuf c = split("abcdefghij", {4, 6});
+  std::vector<std::variant<ByteBuf, CompositeByteBuf>> out;
+  c.readRetainedSliceBatched(3, out);  // inside component 0
+  c.readRetainedSliceBatched(3, out);  // straddles components 0 and 1
+  c.readRetainedSliceBatched(0, out);  // empty
+  c.readRetainedSliceBatched(4, out);  // the rest of component 1
+  REQUIRE(out.size() == 4);
+  CHECK(c.readerIndex() == 10);
+  REQUIRE(std::holds_alternative<ByteBuf>(out[0]));
+  CHECK(std::string(std::get<ByteBuf>(out[0]).readableStringView()) == "abc");
+  REQUIRE(std::holds_alternative<CompositeByteBuf>(out[1]));
+  CHECK(readableOf(std::get<CompositeByteBuf>(out[1])) == "def");
+  CHECK(std::visit([](const auto& b) { return b.readableBytes(); }, out[2]) == 0);
+  REQUIRE(std::holds_alternative<ByteBuf>(out[3]));
+  CHECK(std::string(std::get<ByteBuf>(out[3]).readableStringView()) == "ghij");
+  // The slice shares the component's memory (no copy).
+  CHECK(std::get<ByteBuf>(out[3]).data() == c.component(1).data() + 2);
+  CHECK_THROWS_AS(c.readRetainedSliceBatched(1, out), IndexOutOfBoundsError);
+  CHECK(out.size() == 4);
+}

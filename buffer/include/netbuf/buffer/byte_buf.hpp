@@ -112,6 +112,22 @@ struct Storage {
       refCountOverflow();
   }
   [[noreturn]] void refCountOverflow();
+  /// Adds n references at once (one atomic add), for a handle's reference credit.
+  void retainMany(std::uint32_t n) {
+    const std::uint32_t before = refs.fetch_add(n, std::memory_order_relaxed);
+    if (before > UINT32_MAX - n) [[unlikely]]
+      refCountOverflowMany(n);
+  }
+  [[noreturn]] void refCountOverflowMany(std::uint32_t n);
+  /// Drops n references at once (the caller holds them all); destroys on the last.
+  void releaseMany(std::uint32_t n) noexcept {
+    if (refs.load(std::memory_order_acquire) == n) {  // same reasoning as release()
+      refs.store(0, std::memory_order_relaxed);
+      destroy(this);
+      return;
+    }
+    if (refs.fetch_sub(n, std::memory_order_acq_rel) == n) destroy(this);
+  }
   void release() noexcept {
     // Fast path (as folly's IOBuf): the caller holds a reference, so a count of 1 means it holds
     // the only one. No other thread holds a reference either, and a new one can only be made
@@ -169,7 +185,11 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   /// Releases this handle's reference; the handle becomes empty.
   void reset() noexcept {
     if (storage_ != nullptr) {
-      storage_->release();
+      if (refCredit_ != 0) [[unlikely]] {
+        releaseWithCredit();
+      } else {
+        storage_->release();
+      }
       storage_ = nullptr;
     }
     base_ = nullptr;
@@ -260,9 +280,11 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   EnsureWritableResult ensureWritable(std::size_t n, bool force);
 
   // ---------------------------------------------------------------- sharing and copying
-  /// Number of handles on this buffer's storage (0 for an empty handle).
+  /// Number of references to this buffer's storage (0 for an empty handle): one per handle, plus
+  /// the unspent reference credit of other handles (see readRetainedSliceBatched); this handle's
+  /// own credit is not counted.
   std::uint32_t refCnt() const noexcept {
-    return storage_ ? storage_->refs.load(std::memory_order_acquire) : 0;
+    return storage_ ? storage_->refs.load(std::memory_order_acquire) - refCredit_ : 0;
   }
   StorageKind storageKind() const;
   /// The allocator new memory comes from when this buffer grows or is copied.
@@ -288,6 +310,31 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
     readerIndex_ = at + length;
     return ByteBuf(storage_, base_ + at, 0, length, length, length, readOnly_);
   }
+
+  /// readRetainedSlice(length) for code that cuts many slices from one buffer (frame decoders).
+  /// The slice's reference is taken from a *reference credit*: references this handle acquires
+  /// from the storage kRefCreditBatch at a time, in one atomic add, instead of one atomic add per
+  /// slice. Unspent credit goes back in one atomic subtraction when this handle lets go of the
+  /// storage (reset, destruction, assignment, reallocation). Until then the storage lives a little
+  /// longer than the slices strictly need, and other handles' refCnt() include the credit.
+  ByteBuf readRetainedSliceBatched(std::size_t length) {
+    if (storage_ == nullptr) checkMutable("readRetainedSlice");
+    checkReadableRange(length, "readRetainedSlice");
+    if (refCredit_ == 0) takeRefCredit();
+    --refCredit_;
+    const std::size_t at = readerIndex_;
+    readerIndex_ = at + length;
+    return ByteBuf(storage_, base_ + at, 0, length, length, length, readOnly_);
+  }
+  /// retainedSlice(index, length) taking its reference from the credit, as above.
+  ByteBuf retainedSliceBatched(std::size_t index, std::size_t length) {
+    if (storage_ == nullptr) checkMutable("retainedSlice");
+    checkIndexRange(index, length, "retainedSlice");
+    if (refCredit_ == 0) takeRefCredit();
+    --refCredit_;
+    return ByteBuf(storage_, base_ + index, 0, length, length, length, readOnly_);
+  }
+  static constexpr std::uint32_t kRefCreditBatch = 64;
 
   /// A non-owning view of the readable bytes (see byte_buf_view.hpp for its lifetime rule).
   ByteBufView slice() const noexcept { return {base_ + readerIndex_, writerIndex_ - readerIndex_}; }
@@ -463,6 +510,7 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
     markedWriterIndex_ = std::exchange(o.markedWriterIndex_, 0);
     readOnly_ = std::exchange(o.readOnly_, false);
     writeBlocked_ = std::exchange(o.writeBlocked_, true);
+    refCredit_ = std::exchange(o.refCredit_, 0);
   }
 
   /// Throws the right error for a mutation of an empty or read-only handle.
@@ -471,6 +519,9 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   [[noreturn]] void badWriterIndex(std::size_t index) const;
   [[noreturn]] void badCommit(std::size_t n) const;
   void ensureWritableSlow(std::size_t n);
+  void takeRefCredit();
+  /// Releases this handle's reference and its unspent credit (out of line: reset() stays small).
+  void releaseWithCredit() noexcept;
   void appendBytesSlow(std::span<const std::byte> src);
   /// Moves to memory of newCapacity bytes (or grows into spare room when it can).
   void reallocate(std::size_t newCapacity);
@@ -489,6 +540,9 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   bool readOnly_ = false;
   // readOnly_ || empty: the one flag the write fast paths test.
   bool writeBlocked_ = true;
+  // References to storage_ held in reserve by this handle (beyond its own), spent by
+  // readRetainedSliceBatched. Fits in the padding after the two flags: sizeof stays 72.
+  std::uint32_t refCredit_ = 0;
 };
 
 inline bool operator==(const ByteBuf& a, const ByteBuf& b) { return a.equals(b); }

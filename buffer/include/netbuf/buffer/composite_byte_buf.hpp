@@ -98,7 +98,11 @@ class CompositeByteBuf : public ByteAccessors<CompositeByteBuf> {
   ByteBuf component(std::size_t cIndex) const;
   /// The component containing byte `offset` (0 <= offset < capacity): O(log n), with a shortcut
   /// for the component accessed last.
-  std::size_t toComponentIndex(std::size_t offset) const;
+  std::size_t toComponentIndex(std::size_t offset) const {
+    // Inline fast path: the cached component (its range always lies inside the capacity).
+    if (offset - curOffset_ < curLen_) return curIndex_;
+    return toComponentIndexSlow(offset);
+  }
   /// The composite index of component cIndex's first byte.
   std::size_t toByteIndex(std::size_t cIndex) const;
 
@@ -168,6 +172,11 @@ class CompositeByteBuf : public ByteAccessors<CompositeByteBuf> {
   }
   /// retainedSlice(readerIndex, length), then advances readerIndex.
   std::variant<ByteBuf, CompositeByteBuf> readRetainedSlice(std::size_t length);
+  /// out.push_back(readRetainedSlice(length)) for frame decoders: a slice inside one component is
+  /// built in place in out and takes its reference from that component's reference credit (see
+  /// ByteBuf::readRetainedSliceBatched), so the common case costs no atomic operation.
+  void readRetainedSliceBatched(std::size_t length,
+                                std::vector<std::variant<ByteBuf, CompositeByteBuf>>& out);
   /// A contiguous deep copy of the readable bytes (or of [index, index + length)).
   ByteBuf copy() const { return copy(readerIndex_, readableBytes()); }
   ByteBuf copy(std::size_t index, std::size_t length) const;
@@ -361,6 +370,7 @@ class CompositeByteBuf : public ByteAccessors<CompositeByteBuf> {
   [[noreturn]] void outOfBounds(const char* what, std::size_t index, std::size_t length,
                                 std::size_t bound) const;
   const std::byte* contiguousSlow(std::size_t index, std::size_t length) const noexcept;
+  std::size_t toComponentIndexSlow(std::size_t offset) const;
   /// Makes component c the cached current component.
   void cache(std::size_t c) const noexcept;
   void invalidateCache() const noexcept;

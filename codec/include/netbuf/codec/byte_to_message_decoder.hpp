@@ -242,11 +242,26 @@ class ByteToMessageDecoder {
   }
 
   /// Reads the next length bytes of in as a frame: a retained slice (no copy) of either kind.
+  /// Slices of a merge cumulation take their references from its reference credit (one atomic add
+  /// per ByteBuf::kRefCreditBatch frames instead of one per frame).
   static AnyByteBuf readFrame(ByteBuf& in, std::size_t length) {
-    return AnyByteBuf(std::in_place_type<ByteBuf>, in.readRetainedSlice(length));
+    return AnyByteBuf(std::in_place_type<ByteBuf>, in.readRetainedSliceBatched(length));
   }
   static AnyByteBuf readFrame(CompositeByteBuf& in, std::size_t length) {
     return in.readRetainedSlice(length);
+  }
+  /// out.push_back(readFrame(in, length)), constructing the frame in place in out (no
+  /// intermediate handle to move from and destroy: this is the per-frame hot path).
+  static void emitFrame(ByteBuf& in, std::size_t length, std::vector<AnyByteBuf>& out) {
+    struct Slice {  // converts to the slice inside the vector's element (guaranteed elision)
+      ByteBuf& in;
+      std::size_t length;
+      operator ByteBuf() const { return in.readRetainedSliceBatched(length); }
+    };
+    out.emplace_back(std::in_place_type<ByteBuf>, Slice{in, length});
+  }
+  static void emitFrame(CompositeByteBuf& in, std::size_t length, std::vector<AnyByteBuf>& out) {
+    in.readRetainedSliceBatched(length, out);
   }
 
  private:

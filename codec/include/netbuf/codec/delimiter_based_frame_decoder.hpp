@@ -246,10 +246,10 @@ class DelimiterBasedFrameDecoder
       failTooLong(start, frameLength, true);
     }
     if (stripDelimiter_) {
-      out.push_back(readFrame(in, frameLength));
+      emitFrame(in, frameLength, out);
       in.skipBytes(delimLength);
     } else {
-      out.push_back(readFrame(in, frameLength + delimLength));
+      emitFrame(in, frameLength + delimLength, out);
     }
   }
 

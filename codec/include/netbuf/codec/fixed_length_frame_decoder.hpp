@@ -26,7 +26,7 @@ class FixedLengthFrameDecoder : public ByteToMessageDecoder<FixedLengthFrameDeco
 
   template <class Buf>
   void decode(Buf& in, std::vector<AnyByteBuf>& out) {
-    if (in.readableBytes() >= frameLength_) out.push_back(readFrame(in, frameLength_));
+    if (in.readableBytes() >= frameLength_) emitFrame(in, frameLength_, out);
   }
 
  private:

@@ -111,7 +111,7 @@ class JsonObjectDecoder : public ByteToMessageDecoder<JsonObjectDecoder, AnyByte
             case Stop::End:
               return;  // scanned_ == readableBytes: wait for more
             case Stop::Closed:
-              out.push_back(readFrame(in, scanned_));
+              emitFrame(in, scanned_, out);
               resetValue();
               return;
             case Stop::Separator: {
@@ -119,7 +119,7 @@ class JsonObjectDecoder : public ByteToMessageDecoder<JsonObjectDecoder, AnyByte
               std::size_t len = scanned_;
               while (len > 0 && isWhitespace(in.getUnsignedByte(r + len - 1))) --len;
               const bool emit = len > 0;
-              if (emit) out.push_back(readFrame(in, len));
+              if (emit) emitFrame(in, len, out);
               in.skipBytes(scanned_ - len + 1);  // trailing whitespace and the separator
               scanned_ = 0;
               if (last) resetValue();

@@ -126,7 +126,7 @@ class LengthFieldBasedFrameDecoder
       failOnFrameLengthLessThanInitialBytesToStrip(offset, frameLength);
     }
     in.advanceReaderUnchecked(initialBytesToStrip_);  // <= frameLength <= readable: checked
-    out.push_back(readFrame(in, frameLength - initialBytesToStrip_));
+    emitFrame(in, frameLength - initialBytesToStrip_, out);
   }
 
  private:

@@ -112,10 +112,10 @@ class LineBasedFrameDecoder : public ByteToMessageDecoder<LineBasedFrameDecoder,
       failTooLong(start, length, maxLength_, true);
     }
     if (stripDelimiter_) {
-      out.push_back(readFrame(in, length));
+      emitFrame(in, length, out);
       in.skipBytes(delimLength);
     } else {
-      out.push_back(readFrame(in, length + delimLength));
+      emitFrame(in, length + delimLength, out);
     }
   }
 

@@ -97,7 +97,7 @@ class Varint32FrameDecoder : public ByteToMessageDecoder<Varint32FrameDecoder, A
     }
     if (readable - n < length) return;  // incomplete payload
     in.skipBytes(n);
-    out.push_back(readFrame(in, static_cast<std::size_t>(length)));
+    emitFrame(in, static_cast<std::size_t>(length), out);
   }
 
  private:
