@@ -34,6 +34,20 @@ struct doctest::StringMaker<std::vector<std::string>> {
 
 namespace netbuf::testing {
 
+/// Bytes from a list of values (for binary test input).
+inline std::string bin(std::initializer_list<int> bytes) {
+  std::string s;
+  for (int b : bytes) s.push_back(static_cast<char>(b));
+  return s;
+}
+
+/// text in a new buffer from the default allocator, as a message for an encoder.
+inline AnyByteBuf payload(std::string_view text) {
+  ByteBuf b = ByteBufAllocator::defaultAllocator().buffer(text.size());
+  b.writeBytes(text);
+  return AnyByteBuf(std::in_place_type<ByteBuf>, std::move(b));
+}
+
 /// "TooLongFrameError@12=70000/65536": kind, offset, value, limit (kNone printed as '-').
 inline std::string describeError(const std::exception_ptr& e) {
   auto num = [](std::uint64_t v) {

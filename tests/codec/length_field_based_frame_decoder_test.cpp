@@ -10,6 +10,7 @@
 #include "codec/codec_test_util.hpp"
 
 using namespace netbuf;
+using netbuf::testing::bin;
 using netbuf::testing::checkAllSplits;
 using netbuf::testing::describeError;
 using netbuf::testing::Transcript;
@@ -18,12 +19,6 @@ using netbuf::testing::transcriptOf;
 namespace {
 
 constexpr std::uint64_t kInt64Max = static_cast<std::uint64_t>(INT64_MAX);
-
-std::string bin(std::initializer_list<int> bytes) {
-  std::string s;
-  for (int b : bytes) s.push_back(static_cast<char>(b));
-  return s;
-}
 
 /// value as an n-byte field in the given order.
 std::string field(std::size_t n, std::uint64_t value, ByteOrder order = ByteOrder::big) {

@@ -9,22 +9,12 @@
 #include "codec/codec_test_util.hpp"
 
 using namespace netbuf;
+using netbuf::testing::bin;
 using netbuf::testing::checkAllSplits;
+using netbuf::testing::payload;
 using netbuf::testing::Transcript;
 
 namespace {
-
-std::string bin(std::initializer_list<int> bytes) {
-  std::string s;
-  for (int b : bytes) s.push_back(static_cast<char>(b));
-  return s;
-}
-
-AnyByteBuf payload(std::string_view text) {
-  ByteBuf b = ByteBufAllocator::defaultAllocator().buffer(text.size());
-  b.writeBytes(text);
-  return AnyByteBuf(std::in_place_type<ByteBuf>, std::move(b));
-}
 
 /// Encodes text and returns the two buffers' bytes: header, payload.
 std::vector<std::string> encodeText(LengthFieldPrepender& p, std::string_view text) {

@@ -7,17 +7,12 @@
 #include "codec/codec_test_util.hpp"
 
 using namespace netbuf;
+using netbuf::testing::bin;
 using netbuf::testing::checkAllSplits;
 using netbuf::testing::describeError;
 using netbuf::testing::Transcript;
 
 namespace {
-
-std::string bin(std::initializer_list<int> bytes) {
-  std::string s;
-  for (int b : bytes) s.push_back(static_cast<char>(b));
-  return s;
-}
 
 /// The protobuf varint of v (any 64-bit value, for over-long encodings too).
 std::string varint(std::uint64_t v) {

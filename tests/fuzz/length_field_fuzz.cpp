@@ -28,42 +28,16 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_util.hpp"
+
 namespace {
 
 using namespace netbuf;
+using namespace netbuf::fuzz;
 
 __extension__ typedef __int128 Int128;
 
-constexpr std::uint64_t kNone = CodecError::kNone;
 constexpr Int128 kInt64Max = INT64_MAX;
-
-[[noreturn]] void fail(const char* what) {
-  std::fprintf(stderr, "length_field_fuzz: %s\n", what);
-  std::abort();
-}
-
-void check(bool ok, const char* what) {
-  if (!ok) fail(what);
-}
-
-std::string num(std::uint64_t v) { return v == kNone ? std::string("-") : std::to_string(v); }
-
-std::string errorLine(const char* kind, std::uint64_t offset, std::uint64_t value,
-                      std::uint64_t limit) {
-  return std::string("!") + kind + "@" + num(offset) + "=" + num(value) + "/" + num(limit);
-}
-
-std::string describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const TooLongFrameError& x) {
-    return errorLine("TooLong", x.offset(), x.value(), x.limit());
-  } catch (const CorruptedFrameError& x) {
-    return errorLine("Corrupted", x.offset(), x.value(), x.limit());
-  } catch (const CodecError&) {
-    fail("unexpected CodecError kind");
-  }
-}
 
 struct Params {
   ByteOrder order;

@@ -25,39 +25,12 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_util.hpp"
+
 namespace {
 
 using namespace netbuf;
-
-constexpr std::uint64_t kNone = CodecError::kNone;
-
-[[noreturn]] void fail(const char* what) {
-  std::fprintf(stderr, "varint_frame_fuzz: %s\n", what);
-  std::abort();
-}
-
-void check(bool ok, const char* what) {
-  if (!ok) fail(what);
-}
-
-std::string num(std::uint64_t v) { return v == kNone ? std::string("-") : std::to_string(v); }
-
-std::string errorLine(const char* kind, std::uint64_t offset, std::uint64_t value,
-                      std::uint64_t limit) {
-  return std::string("!") + kind + "@" + num(offset) + "=" + num(value) + "/" + num(limit);
-}
-
-std::string describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const TooLongFrameError& x) {
-    return errorLine("TooLong", x.offset(), x.value(), x.limit());
-  } catch (const CorruptedFrameError& x) {
-    return errorLine("Corrupted", x.offset(), x.value(), x.limit());
-  } catch (const CodecError&) {
-    fail("unexpected CodecError kind");
-  }
-}
+using namespace netbuf::fuzz;
 
 /// The documented algorithm over the whole stream at once.
 std::vector<std::string> model(std::size_t maxFrameLength, std::string_view s) {
