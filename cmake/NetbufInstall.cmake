@@ -4,12 +4,13 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS netbuf_buffer netbuf_codec netbuf EXPORT netbufTargets
+install(TARGETS netbuf_buffer netbuf_codec netbuf_transport netbuf EXPORT netbufTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/buffer/include/ ${PROJECT_SOURCE_DIR}/codec/include/
+  ${PROJECT_SOURCE_DIR}/transport/include/
   ${PROJECT_SOURCE_DIR}/include/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT netbufTargets NAMESPACE netbuf:: FILE netbufTargets.cmake

@@ -25,3 +25,4 @@
 #include <netbuf/codec/string_codec.hpp>
 #include <netbuf/codec/varint32_frame_decoder.hpp>
 #include <netbuf/codec/varint32_length_field_prepender.hpp>
+#include <netbuf/transport/event_loop.hpp>

@@ -1,0 +1,217 @@
+#pragma once
+// EventLoop and EventLoopGroup: the threads that run netbuf's I/O (Netty's EventLoopGroup on
+// Boost.Asio).
+//
+//   EventLoopGroup(n)
+//     +-- EventLoop 0: one thread running one asio::io_context (concurrency hint 1)
+//     +-- EventLoop 1: ...
+//     +-- EventLoop n-1
+//
+// Every channel will be pinned to one loop, so its handlers run on one thread, one at a time, and
+// need no locks. Other threads hand work to a loop with execute() (as soon as possible, in
+// submission order) or schedule() (after a delay).
+//
+// Exceptions: a task's exception never escapes the loop thread: it is caught, reported on stderr
+// (naming the loop) and counted by tasksFailed(); the loop goes on.
+//
+// Shutdown: shutdownGracefully(quietPeriod, timeout) waits until no task has been submitted for
+// quietPeriod (counted from the shutdown's start at the earliest) and every submitted task has run
+// (or until timeout has passed), then stops every
+// loop and joins its thread. From then on execute() throws RejectedExecutionError; tasks still
+// queued when the timeout cut the wait, and scheduled tasks not yet due, are destroyed without
+// running. Nothing runs on the group's threads after shutdownGracefully() returns. The destructor
+// shuts down with no quiet period and no timeout (queued tasks are dropped) if that has not been
+// done.
+//
+// Thread-safety: execute(), schedule(), next(), inEventLoop() and the statistics may be called from
+// any thread; shutdownGracefully() from any thread except the group's own (it joins them).
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <netbuf/buffer/errors.hpp>
+#include <optional>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace netbuf {
+
+/// A task handed to a loop that has shut down (or is shutting down and past its quiet period).
+class RejectedExecutionError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// An operation that cannot be done in the object's current state (e.g. a loop thread asking its
+/// own group to shut down, which would join itself).
+class IllegalStateError : public Error {
+ public:
+  using Error::Error;
+};
+
+class EventLoop;
+
+/// Handle on a task given to EventLoop::schedule(): cancel() it from any thread. Copyable; a
+/// default-constructed handle refers to nothing.
+class ScheduledTask {
+ public:
+  ScheduledTask() = default;
+  /// Prevents the task from running if it has not started yet; returns false when it already
+  /// started, was cancelled, or the handle is empty. (The timer still expires at its deadline and
+  /// then does nothing; it does not hold back shutdown.)
+  bool cancel() noexcept;
+  /// True once the task has run (or started running).
+  bool isDone() const noexcept;
+  bool isCancelled() const noexcept;
+
+ private:
+  friend class EventLoop;
+  // Shared by the handle and the loop's timer handler. The timer itself belongs to the handler
+  // (it must not outlive its io_context, which a handle may): a cancelled task's timer still
+  // expires, finds the task cancelled and does nothing.
+  struct State {
+    enum : int { kWaiting, kStarted, kCancelled };
+    std::atomic<int> phase{kWaiting};
+  };
+  explicit ScheduledTask(std::shared_ptr<State> s) : state_(std::move(s)) {}
+  std::shared_ptr<State> state_;
+};
+
+class EventLoop {
+ public:
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  /// The loop's io_context (for Asio objects that must live on this loop: sockets, timers).
+  boost::asio::io_context& context() noexcept { return ctx_; }
+  /// Position of this loop in its group.
+  std::size_t index() const noexcept { return index_; }
+  /// True when called from this loop's thread.
+  bool inEventLoop() const noexcept { return std::this_thread::get_id() == threadId_; }
+
+  /// Runs task() on this loop's thread as soon as possible, after the tasks submitted before it
+  /// (FIFO per loop). Throws RejectedExecutionError once the loop has shut down.
+  template <class F>
+  void execute(F&& task) {
+    using Fn = std::decay_t<F>;
+    Admission admit(*this);  // throws when shut down
+    pending_.fetch_add(1, std::memory_order_relaxed);
+    lastSubmitNs_.store(nowNs(), std::memory_order_relaxed);
+    boost::asio::post(ctx_, Task<Fn>{this, Fn(std::forward<F>(task))});
+  }
+
+  /// Runs task() on this loop's thread once delay has passed, unless cancelled first. Scheduled
+  /// tasks do not hold back a graceful shutdown: those not yet due when the loop stops never run.
+  /// Throws RejectedExecutionError once the loop has shut down.
+  ScheduledTask schedule(std::chrono::nanoseconds delay, std::function<void()> task);
+
+  /// Tasks submitted with execute() and not yet run.
+  std::size_t pendingTasks() const noexcept { return pending_.load(std::memory_order_acquire); }
+  /// Tasks (execute or schedule) that threw.
+  std::uint64_t tasksFailed() const noexcept { return failed_.load(std::memory_order_relaxed); }
+
+ private:
+  friend class EventLoopGroup;
+
+  EventLoop(std::size_t index) : index_(index) {}
+
+  /// Counts a submitter in while it posts, so shutdown can wait for it (see EventLoopGroup::stop).
+  struct Admission {
+    EventLoop& loop;
+    explicit Admission(EventLoop& l) : loop(l) {
+      loop.submitting_.fetch_add(1, std::memory_order_seq_cst);
+      if (!loop.accepting_.load(std::memory_order_seq_cst)) {
+        loop.submitting_.fetch_sub(1, std::memory_order_seq_cst);
+        loop.reject();
+      }
+    }
+    ~Admission() { loop.submitting_.fetch_sub(1, std::memory_order_seq_cst); }
+  };
+
+  template <class Fn>
+  struct Task {
+    EventLoop* loop;
+    Fn fn;
+    void operator()() {
+      try {
+        fn();
+      } catch (...) {
+        loop->reportFailure(std::current_exception());
+      }
+      loop->pending_.fetch_sub(1, std::memory_order_release);
+    }
+  };
+
+  static std::int64_t nowNs() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  [[noreturn]] void reject() const;
+  void reportFailure(std::exception_ptr e) noexcept;
+  void run() noexcept;
+
+  boost::asio::io_context ctx_{1};
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
+      ctx_.get_executor()};
+  std::thread thread_;
+  std::thread::id threadId_;  // set before any other thread can see the loop
+  std::size_t index_;
+  std::atomic<bool> accepting_{true};
+  std::atomic<int> submitting_{0};
+  std::atomic<std::size_t> pending_{0};
+  std::atomic<std::int64_t> lastSubmitNs_{0};
+  std::atomic<std::uint64_t> failed_{0};
+};
+
+class EventLoopGroup {
+ public:
+  /// Netty's defaults for shutdownGracefully().
+  static constexpr std::chrono::milliseconds kDefaultQuietPeriod{2000};
+  static constexpr std::chrono::milliseconds kDefaultTimeout{15000};
+
+  /// Starts nThreads loops (0: std::thread::hardware_concurrency(), at least 1).
+  explicit EventLoopGroup(std::size_t nThreads = 0);
+  ~EventLoopGroup();
+  EventLoopGroup(const EventLoopGroup&) = delete;
+  EventLoopGroup& operator=(const EventLoopGroup&) = delete;
+
+  std::size_t size() const noexcept { return loops_.size(); }
+  EventLoop& loop(std::size_t i) { return *loops_.at(i); }
+  /// The next loop, round robin (how channels are spread over the loops).
+  EventLoop& next() noexcept {
+    return *loops_[next_.fetch_add(1, std::memory_order_relaxed) % loops_.size()];
+  }
+  /// The loop whose thread is the caller's, or nullptr.
+  EventLoop* currentLoop() noexcept;
+
+  /// See the header comment. Safe to call more than once and from several threads (later calls
+  /// wait for the first to finish). Throws IllegalStateError when called from one of the group's
+  /// loop threads.
+  void shutdownGracefully(std::chrono::milliseconds quietPeriod = kDefaultQuietPeriod,
+                          std::chrono::milliseconds timeout = kDefaultTimeout);
+  bool isShuttingDown() const noexcept { return shuttingDown_.load(std::memory_order_acquire); }
+  bool isTerminated() const noexcept { return terminated_.load(std::memory_order_acquire); }
+
+ private:
+  bool quiet(std::chrono::nanoseconds quietPeriod, std::int64_t sinceNs) const noexcept;
+  void stop() noexcept;
+
+  std::vector<std::unique_ptr<EventLoop>> loops_;
+  std::atomic<std::size_t> next_{0};
+  std::mutex shutdownMutex_;
+  std::atomic<bool> shuttingDown_{false};
+  std::atomic<bool> terminated_{false};
+};
+
+}  // namespace netbuf

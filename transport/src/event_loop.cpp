@@ -1,0 +1,153 @@
+#include <fmt/format.h>
+
+#include <boost/asio/steady_timer.hpp>
+#include <cstdio>
+#include <netbuf/transport/event_loop.hpp>
+
+namespace netbuf {
+
+// ------------------------------------------------------------------ ScheduledTask
+
+bool ScheduledTask::cancel() noexcept {
+  if (!state_) return false;
+  int expected = State::kWaiting;
+  return state_->phase.compare_exchange_strong(expected, State::kCancelled,
+                                               std::memory_order_acq_rel);
+}
+
+bool ScheduledTask::isDone() const noexcept {
+  return state_ && state_->phase.load(std::memory_order_acquire) == State::kStarted;
+}
+
+bool ScheduledTask::isCancelled() const noexcept {
+  return state_ && state_->phase.load(std::memory_order_acquire) == State::kCancelled;
+}
+
+// ------------------------------------------------------------------ EventLoop
+
+ScheduledTask EventLoop::schedule(std::chrono::nanoseconds delay, std::function<void()> task) {
+  Admission admit(*this);
+  auto state = std::make_shared<ScheduledTask::State>();
+  auto timer = std::make_shared<boost::asio::steady_timer>(ctx_);
+  // steady_timer is not thread-safe: it is armed on the loop thread.
+  boost::asio::post(ctx_, [this, state, timer, delay, task = std::move(task)]() mutable {
+    timer->expires_after(delay);
+    timer->async_wait(
+        [this, state, timer, task = std::move(task)](const boost::system::error_code& ec) {
+          int expected = ScheduledTask::State::kWaiting;
+          if (ec || !state->phase.compare_exchange_strong(expected, ScheduledTask::State::kStarted,
+                                                          std::memory_order_acq_rel))
+            return;
+          try {
+            task();
+          } catch (...) {
+            reportFailure(std::current_exception());
+          }
+        });
+  });
+  return ScheduledTask(std::move(state));
+}
+
+void EventLoop::reject() const {
+  throw RejectedExecutionError(fmt::format("event loop {} has shut down: task rejected", index_));
+}
+
+void EventLoop::reportFailure(std::exception_ptr e) noexcept {
+  failed_.fetch_add(1, std::memory_order_relaxed);
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    std::fprintf(stderr, "netbuf: event loop %zu: a task threw: %s\n", index_, x.what());
+  } catch (...) {
+    std::fprintf(stderr, "netbuf: event loop %zu: a task threw a non-standard exception\n", index_);
+  }
+}
+
+void EventLoop::run() noexcept {
+  // Tasks catch their own exceptions; this catches what other handlers (I/O completions) throw,
+  // so that nothing escapes the thread. run() may be called again after an exception.
+  for (;;) {
+    try {
+      ctx_.run();
+      return;
+    } catch (...) {
+      reportFailure(std::current_exception());
+    }
+  }
+}
+
+// ------------------------------------------------------------------ EventLoopGroup
+
+EventLoopGroup::EventLoopGroup(std::size_t nThreads) {
+  if (nThreads == 0) nThreads = std::max(1u, std::thread::hardware_concurrency());
+  loops_.reserve(nThreads);
+  for (std::size_t i = 0; i < nThreads; ++i) {
+    loops_.push_back(std::unique_ptr<EventLoop>(new EventLoop(i)));
+    EventLoop& loop = *loops_.back();
+    loop.thread_ = std::thread([&loop] { loop.run(); });
+    // Published to other threads through whatever hands them the group (it is not yet shared).
+    loop.threadId_ = loop.thread_.get_id();
+  }
+}
+
+EventLoopGroup::~EventLoopGroup() {
+  if (!isTerminated())
+    shutdownGracefully(std::chrono::milliseconds(0), std::chrono::milliseconds(0));
+}
+
+EventLoop* EventLoopGroup::currentLoop() noexcept {
+  for (auto& l : loops_) {
+    if (l->inEventLoop()) return l.get();
+  }
+  return nullptr;
+}
+
+bool EventLoopGroup::quiet(std::chrono::nanoseconds quietPeriod,
+                           std::int64_t sinceNs) const noexcept {
+  // Quiet: nothing pending, and nothing submitted for quietPeriod, counted from the later of the
+  // last submission and the start of the shutdown (as Netty does).
+  const std::int64_t now = EventLoop::nowNs();
+  for (const auto& l : loops_) {
+    if (l->pending_.load(std::memory_order_acquire) != 0) return false;
+    const std::int64_t last = std::max(sinceNs, l->lastSubmitNs_.load(std::memory_order_relaxed));
+    if (now - last < quietPeriod.count()) return false;
+  }
+  return true;
+}
+
+void EventLoopGroup::shutdownGracefully(std::chrono::milliseconds quietPeriod,
+                                        std::chrono::milliseconds timeout) {
+  if (currentLoop() != nullptr) {
+    throw IllegalStateError(
+        "EventLoopGroup::shutdownGracefully called from one of its own loop threads (it joins "
+        "them)");
+  }
+  std::lock_guard<std::mutex> lock(shutdownMutex_);
+  if (isTerminated()) return;
+  shuttingDown_.store(true, std::memory_order_release);
+  const std::int64_t startNs = EventLoop::nowNs();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto nap = std::clamp<std::chrono::nanoseconds>(
+      quietPeriod / 4, std::chrono::milliseconds(1), std::chrono::milliseconds(10));
+  while (!quiet(quietPeriod, startNs) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(nap);
+  }
+  stop();
+  terminated_.store(true, std::memory_order_release);
+}
+
+void EventLoopGroup::stop() noexcept {
+  for (auto& l : loops_) {
+    // Close admission, then wait out submitters that passed the check before it closed, so that
+    // no task is posted after the loop stops (seq_cst pairs with Admission).
+    l->accepting_.store(false, std::memory_order_seq_cst);
+    while (l->submitting_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+    l->work_.reset();
+    l->ctx_.stop();
+  }
+  for (auto& l : loops_) {
+    if (l->thread_.joinable()) l->thread_.join();
+  }
+}
+
+}  // namespace netbuf
