@@ -38,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <netbuf/buffer/errors.hpp>
+#include <netbuf/transport/channel_executor.hpp>
 #include <optional>
 #include <thread>
 #include <type_traits>
@@ -59,35 +60,7 @@ class IllegalStateError : public Error {
   using Error::Error;
 };
 
-class EventLoop;
-
-/// Handle on a task given to EventLoop::schedule(): cancel() it from any thread. Copyable; a
-/// default-constructed handle refers to nothing.
-class ScheduledTask {
- public:
-  ScheduledTask() = default;
-  /// Prevents the task from running if it has not started yet; returns false when it already
-  /// started, was cancelled, or the handle is empty. (The timer still expires at its deadline and
-  /// then does nothing; it does not hold back shutdown.)
-  bool cancel() noexcept;
-  /// True once the task has run (or started running).
-  bool isDone() const noexcept;
-  bool isCancelled() const noexcept;
-
- private:
-  friend class EventLoop;
-  // Shared by the handle and the loop's timer handler. The timer itself belongs to the handler
-  // (it must not outlive its io_context, which a handle may): a cancelled task's timer still
-  // expires, finds the task cancelled and does nothing.
-  struct State {
-    enum : int { kWaiting, kStarted, kCancelled };
-    std::atomic<int> phase{kWaiting};
-  };
-  explicit ScheduledTask(std::shared_ptr<State> s) : state_(std::move(s)) {}
-  std::shared_ptr<State> state_;
-};
-
-class EventLoop {
+class EventLoop final : public ChannelExecutor {
  public:
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
@@ -97,7 +70,7 @@ class EventLoop {
   /// Position of this loop in its group.
   std::size_t index() const noexcept { return index_; }
   /// True when called from this loop's thread.
-  bool inEventLoop() const noexcept { return std::this_thread::get_id() == threadId_; }
+  bool inEventLoop() const noexcept override { return std::this_thread::get_id() == threadId_; }
 
   /// Runs task() on this loop's thread as soon as possible, after the tasks submitted before it
   /// (FIFO per loop). Throws RejectedExecutionError once the loop has shut down.
@@ -110,10 +83,18 @@ class EventLoop {
     boost::asio::post(ctx_, Task<Fn>{this, Fn(std::forward<F>(task))});
   }
 
+  /// execute() for a type-erased task (the ChannelExecutor interface).
+  void execute(std::function<void()> task) override {
+    execute<std::function<void()>>(std::move(task));
+  }
+  std::chrono::steady_clock::time_point now() const noexcept override {
+    return std::chrono::steady_clock::now();
+  }
+
   /// Runs task() on this loop's thread once delay has passed, unless cancelled first. Scheduled
   /// tasks do not hold back a graceful shutdown: those not yet due when the loop stops never run.
   /// Throws RejectedExecutionError once the loop has shut down.
-  ScheduledTask schedule(std::chrono::nanoseconds delay, std::function<void()> task);
+  ScheduledTask schedule(std::chrono::nanoseconds delay, std::function<void()> task) override;
 
   /// Tasks submitted with execute() and not yet run.
   std::size_t pendingTasks() const noexcept { return pending_.load(std::memory_order_acquire); }

@@ -1,0 +1,76 @@
+#include <netbuf/transport/message.hpp>
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <netbuf/buffer/any_byte_buf.hpp>
+#include <string>
+
+using namespace netbuf;
+
+namespace {
+
+struct Big {
+  std::array<char, 400> bytes{};  // too big to be stored inline
+  int* destroyed = nullptr;
+  explicit Big(int* d) : destroyed(d) {}
+  Big(Big&& o) noexcept : bytes(o.bytes), destroyed(std::exchange(o.destroyed, nullptr)) {}
+  ~Big() {
+    if (destroyed != nullptr) ++*destroyed;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Message: holds any movable value, inline or on the heap, with exact type queries") {
+  Message empty;
+  CHECK(empty.empty());
+  CHECK_FALSE(static_cast<bool>(empty));
+  CHECK(empty.type() == typeid(void));
+
+  Message s(std::string("hello"));
+  CHECK(s.is<std::string>());
+  CHECK_FALSE(s.is<int>());
+  CHECK(s.as<std::string>() == "hello");
+  const Message& cs = s;
+  CHECK(cs.as<std::string>().size() == 5);
+  CHECK_THROWS_AS(s.as<int>(), MessageTypeError);
+  try {
+    (void)s.take<ByteBuf>();
+  } catch (const MessageTypeError& e) {
+    CHECK(std::string(e.what()).find("not a netbuf::ByteBuf") != std::string::npos);
+  }
+  CHECK(s.is<std::string>());  // a failed take leaves the value
+  Message moved(std::move(s));
+  CHECK(s.empty());
+  CHECK(moved.take<std::string>() == "hello");
+  CHECK(moved.empty());
+
+  int destroyed = 0;
+  {
+    Message big(Big{&destroyed});
+    CHECK(big.is<Big>());
+    Message other;
+    other = std::move(big);
+    CHECK(other.is<Big>());
+    CHECK(destroyed == 0);
+  }
+  CHECK(destroyed == 1);  // the heap value is destroyed exactly once
+}
+
+TEST_CASE("Message: buffers travel inline and are released with the message") {
+  ByteBuf buf = Unpooled::copiedBuffer(std::string_view("abc"));
+  ByteBuf keep = buf.retainedDuplicate();
+  {
+    Message m(std::move(buf));
+    CHECK(keep.refCnt() == 2);
+    Message any(AnyByteBuf(keep.retainedSlice()));
+    CHECK(any.is<AnyByteBuf>());
+    CHECK(keep.refCnt() == 3);
+    m = std::move(any);  // assigning releases the old value
+    CHECK(keep.refCnt() == 2);
+    m.reset();
+    CHECK(keep.refCnt() == 1);
+  }
+  CHECK(typeName(typeid(std::string)).find("string") != std::string::npos);
+}

@@ -1,0 +1,122 @@
+#pragma once
+// ChannelHandler: one stage of a channel pipeline (Netty's ChannelInboundHandler and
+// ChannelOutboundHandler in one class, as ChannelDuplexHandler).
+//
+// Inbound events (channelActive, channelRead, channelReadComplete, channelInactive,
+// exceptionCaught, userEventTriggered, channelWritabilityChanged) travel from the head of the
+// pipeline (the socket) to its tail; outbound operations (write, flush, close) from the tail to
+// the head. Every method's default passes the event on to the next handler, so a handler overrides
+// only what it handles. All methods of one channel's handlers run on the channel's thread.
+//
+// Message types: a handler declares what it takes and produces (inboundIn/inboundOut for reads,
+// outboundIn/outboundOut for writes); ChannelPipeline refuses to link handlers whose types do not
+// match, naming both. An empty MessageTypes means "any". InboundHandler<In, Out> and
+// OutboundHandler<In, Out> below declare them from their template arguments.
+//
+// Exceptions: an exception thrown by an inbound method goes to the same handler's
+// exceptionCaught(); one thrown by write() fails that write (its WriteListener) or, without a
+// listener, goes to exceptionCaught(). An exception reaching the tail is handled by the channel
+// (logged and the channel closed, for a socket).
+
+#include <cstddef>
+#include <exception>
+#include <netbuf/buffer/any_byte_buf.hpp>
+#include <netbuf/transport/message.hpp>
+#include <system_error>
+#include <typeinfo>
+
+namespace netbuf {
+
+class ChannelHandlerContext;
+
+/// Notified once when a write completes (ec empty) or fails. Owned by the caller, who keeps it
+/// alive until notified: writes cost no allocation for their completion.
+class WriteListener {
+ public:
+  virtual ~WriteListener() = default;
+  virtual void operationComplete(std::error_code ec) noexcept = 0;
+};
+
+/// A set of message types (empty: any type).
+struct MessageTypes {
+  const std::type_info* const* types = nullptr;
+  std::size_t count = 0;
+  bool any() const noexcept { return count == 0; }
+  bool contains(const std::type_info& t) const noexcept {
+    for (std::size_t i = 0; i < count; ++i) {
+      if (*types[i] == t) return true;
+    }
+    return false;
+  }
+};
+
+namespace detail {
+template <class... T>
+inline constexpr const std::type_info* kTypeList[] = {&typeid(T)...};
+}  // namespace detail
+
+/// The MessageTypes of T...: typesOf<ByteBuf, AnyByteBuf>().
+template <class... T>
+constexpr MessageTypes typesOf() noexcept {
+  return MessageTypes{detail::kTypeList<T...>, sizeof...(T)};
+}
+/// Every buffer type: what a byte-stream decoder accepts.
+constexpr MessageTypes kByteMessages = typesOf<ByteBuf, CompositeByteBuf, AnyByteBuf>();
+
+class ChannelHandler {
+ public:
+  virtual ~ChannelHandler() = default;
+
+  /// The handler joined / left a pipeline (ctx is its context there).
+  virtual void handlerAdded(ChannelHandlerContext& ctx);
+  virtual void handlerRemoved(ChannelHandlerContext& ctx);
+
+  // ---- inbound (head to tail); the defaults forward
+  virtual void channelActive(ChannelHandlerContext& ctx);
+  virtual void channelInactive(ChannelHandlerContext& ctx);
+  virtual void channelRead(ChannelHandlerContext& ctx, Message msg);
+  virtual void channelReadComplete(ChannelHandlerContext& ctx);
+  virtual void exceptionCaught(ChannelHandlerContext& ctx, std::exception_ptr error);
+  virtual void userEventTriggered(ChannelHandlerContext& ctx, Message event);
+  virtual void channelWritabilityChanged(ChannelHandlerContext& ctx);
+
+  // ---- outbound (tail to head); the defaults forward
+  virtual void write(ChannelHandlerContext& ctx, Message msg, WriteListener* listener);
+  virtual void flush(ChannelHandlerContext& ctx);
+  virtual void close(ChannelHandlerContext& ctx);
+
+  // ---- declared message types (for the pipeline's link check)
+  virtual MessageTypes inboundIn() const noexcept { return {}; }
+  virtual MessageTypes inboundOut() const noexcept { return {}; }
+  virtual MessageTypes outboundIn() const noexcept { return {}; }
+  virtual MessageTypes outboundOut() const noexcept { return {}; }
+};
+
+/// A handler for inbound messages of type In, producing Out (Netty's SimpleChannelInboundHandler).
+/// messageReceived() gets each In; messages of other types pass through untouched.
+template <class In, class Out = In>
+class InboundHandler : public ChannelHandler {
+ public:
+  virtual void messageReceived(ChannelHandlerContext& ctx, In msg) = 0;
+
+  void channelRead(ChannelHandlerContext& ctx, Message msg) final;
+  MessageTypes inboundIn() const noexcept override { return typesOf<In>(); }
+  MessageTypes inboundOut() const noexcept override { return typesOf<Out>(); }
+};
+
+/// A handler for outbound messages of type In, producing Out. writeMessage() gets each In;
+/// messages of other types pass through untouched.
+template <class In, class Out = In>
+class OutboundHandler : public ChannelHandler {
+ public:
+  virtual void writeMessage(ChannelHandlerContext& ctx, In msg, WriteListener* listener) = 0;
+
+  void write(ChannelHandlerContext& ctx, Message msg, WriteListener* listener) final;
+  MessageTypes outboundIn() const noexcept override { return typesOf<In>(); }
+  MessageTypes outboundOut() const noexcept override { return typesOf<Out>(); }
+};
+
+}  // namespace netbuf
+
+// The context completes the handler templates above (InboundHandler::channelRead...).
+#include <netbuf/transport/channel_handler_context.hpp>
