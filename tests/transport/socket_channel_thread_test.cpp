@@ -1,0 +1,403 @@
+// SocketChannel, ServerBootstrap and Bootstrap over loopback TCP (port 0): connect, accept, read,
+// write, close, half-close, peer reset, water marks with a slow reader, many connections,
+// exceptions in handlers, refused connections. Run under ThreadSanitizer ("threaded").
+#include <netbuf/transport/socket_channel.hpp>
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <netbuf/transport/bootstrap.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace netbuf;
+using namespace std::chrono_literals;
+using boost::asio::ip::tcp;
+
+namespace {
+
+/// Polls cond every millisecond for up to 10 s.
+template <class Cond>
+bool eventually(Cond cond) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  return cond();
+}
+
+/// Writes back every buffer it reads; flushes once per read batch.
+struct EchoHandler : ChannelHandler {
+  std::atomic<int>* inactive;
+  explicit EchoHandler(std::atomic<int>* i = nullptr) : inactive(i) {}
+  void channelRead(ChannelHandlerContext& ctx, Message msg) override { ctx.write(std::move(msg)); }
+  void channelReadComplete(ChannelHandlerContext& ctx) override { ctx.flush(); }
+  void channelInactive(ChannelHandlerContext& ctx) override {
+    if (inactive != nullptr) ++*inactive;
+    ctx.fireChannelInactive();
+  }
+};
+
+/// Collects what a channel receives (thread-safe view for the test thread).
+struct Collector : ChannelHandler {
+  std::mutex m;
+  std::string bytes;
+  std::atomic<bool> active{false};
+  std::atomic<bool> inactive{false};
+  std::atomic<int> writabilityChanges{0};
+  void channelActive(ChannelHandlerContext& ctx) override {
+    active = true;
+    ctx.fireChannelActive();
+  }
+  void channelRead(ChannelHandlerContext&, Message msg) override {
+    std::lock_guard<std::mutex> g(m);
+    bytes += readableBytesToString(AnyByteBuf(msg.take<ByteBuf>()));
+  }
+  void channelInactive(ChannelHandlerContext&) override { inactive = true; }
+  void channelWritabilityChanged(ChannelHandlerContext&) override { ++writabilityChanges; }
+  std::size_t size() {
+    std::lock_guard<std::mutex> g(m);
+    return bytes.size();
+  }
+  std::string text() {
+    std::lock_guard<std::mutex> g(m);
+    return bytes;
+  }
+};
+
+/// Runs fn on ch's loop and waits for it.
+template <class Fn>
+void onLoop(SocketChannel& ch, Fn fn) {
+  std::promise<void> done;
+  ch.eventLoop().execute([&] {
+    fn();
+    done.set_value();
+  });
+  done.get_future().wait();
+}
+
+ByteBuf text(std::string_view s) { return Unpooled::copiedBuffer(s); }
+
+}  // namespace
+
+TEST_CASE("TCP: echo round trip, addresses, options, close on both sides") {
+  EventLoopGroup group(2);
+  std::atomic<int> serverInactive{0};
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .childInitializer([&](SocketChannel& ch) {
+                      if (!ch.eventLoop().inEventLoop()) ++serverInactive;  // would fail below
+                      ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(&serverInactive));
+                    })
+                    .bind("127.0.0.1", 0);
+  REQUIRE(server->port() != 0);
+  auto client = Bootstrap()
+                    .group(group)
+                    .connectTimeout(5s)
+                    .handler([&](SocketChannel& ch) {
+                      ch.pipeline().addLast("collect", std::make_unique<Collector>());
+                    })
+                    .connect("127.0.0.1", server->port());
+  REQUIRE(client);
+  auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
+  REQUIRE(col != nullptr);
+  CHECK(client->isActive());
+  onLoop(*client, [&] {
+    CHECK(client->remoteEndpoint().port() == server->port());
+    CHECK(client->remoteAddress() == "127.0.0.1:" + std::to_string(server->port()));
+    CHECK(client->localAddress().rfind("127.0.0.1:", 0) == 0);
+  });
+
+  std::string sent;
+  onLoop(*client, [&] {
+    for (int i = 0; i < 100; ++i) {
+      std::string piece = "message " + std::to_string(i) + "\n";
+      sent += piece;
+      client->write(text(piece));
+    }
+    client->flush();
+  });
+  REQUIRE(eventually([&] { return col->size() == sent.size(); }));
+  CHECK(col->text() == sent);
+  CHECK(eventually([&] { return server->acceptedCount() == 1 && server->openChildren() == 1; }));
+
+  onLoop(*client, [&] {
+    client->close();
+    CHECK_FALSE(client->isOpen());
+  });
+  CHECK(col->inactive.load());
+  CHECK(eventually([&] { return serverInactive.load() == 1; }));
+  CHECK(eventually([&] { return server->openChildren() == 0; }));
+  server->close();
+  server->close();  // idempotent
+}
+
+TEST_CASE("TCP: gather writes of composites, write listeners, writes after close fail") {
+  EventLoopGroup group(1);
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .childInitializer([](SocketChannel& ch) {
+                      ch.pipeline().addLast("echo", std::make_unique<EchoHandler>());
+                    })
+                    .bind("127.0.0.1", 0);
+  auto client = Bootstrap()
+                    .group(group)
+                    .handler([](SocketChannel& ch) {
+                      ch.pipeline().addLast("collect", std::make_unique<Collector>());
+                    })
+                    .connect("127.0.0.1", server->port());
+  auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
+  struct Listener : WriteListener {
+    std::atomic<int> ok{0}, failed{0};
+    void operationComplete(std::error_code ec) noexcept override { ec ? ++failed : ++ok; }
+  } listener;
+  onLoop(*client, [&] {
+    ByteBuf parts[] = {text("com"), text("po"), text("site|")};
+    client->write(compositeOf(parts), &listener);
+    client->write(AnyByteBuf(text("any|")), &listener);
+    client->write(ByteBuf(), &listener);  // an empty buffer completes too
+    client->writeAndFlush(text("plain|"), &listener);
+  });
+  REQUIRE(eventually([&] { return col->size() == 20; }));
+  CHECK(col->text() == "composite|any|plain|");
+  CHECK(listener.ok.load() == 4);
+  onLoop(*client, [&] {
+    client->close();
+    client->writeAndFlush(text("late"), &listener);
+    CHECK(client->pendingWriteBytes() == 0);
+  });
+  CHECK(listener.failed.load() == 1);
+}
+
+TEST_CASE("TCP: half-close delivers queued data, then EOF; a peer reset is an inactive event") {
+  EventLoopGroup group(2);
+  std::atomic<int> serverInactive{0};
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .childInitializer([&](SocketChannel& ch) {
+                      ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(&serverInactive));
+                    })
+                    .bind("127.0.0.1", 0);
+  SUBCASE("shutdownOutput") {
+    auto client = Bootstrap()
+                      .group(group)
+                      .handler([](SocketChannel& ch) {
+                        ch.pipeline().addLast("collect", std::make_unique<Collector>());
+                      })
+                      .connect("127.0.0.1", server->port());
+    auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
+    onLoop(*client, [&] {
+      client->write(text("last words"));
+      client->shutdownOutput();
+    });
+    // The server reads the data, echoes it, then sees EOF and closes; the client reads the echo.
+    REQUIRE(eventually([&] { return col->inactive.load(); }));
+    CHECK(col->text() == "last words");
+    onLoop(*client, [&] { CHECK(client->isOutputShutdown()); });
+    CHECK(eventually([&] { return serverInactive.load() == 1; }));
+  }
+  SUBCASE("peer reset") {
+    boost::asio::io_context io;
+    tcp::socket raw(io);
+    raw.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), server->port()));
+    boost::asio::write(raw, boost::asio::buffer(std::string("x")));
+    char back = 0;
+    boost::asio::read(raw, boost::asio::buffer(&back, 1));
+    CHECK(back == 'x');
+    raw.set_option(boost::asio::socket_base::linger(true, 0));  // close sends RST
+    raw.close();
+    CHECK(eventually([&] { return serverInactive.load() == 1; }));
+  }
+}
+
+TEST_CASE("TCP: water marks bound a fast writer to a slow reader") {
+  EventLoopGroup group(2);
+  constexpr std::size_t kTotal = 8 * 1024 * 1024;
+  constexpr std::size_t kChunk = 16 * 1024;
+  struct Producer : ChannelHandler {
+    std::size_t written = 0;
+    std::size_t maxPending = 0;
+    std::atomic<int> unwritableSeen{0}, writableAgain{0};
+    std::atomic<bool> done{false};
+    void produce(ChannelHandlerContext& ctx) {
+      auto& ch = static_cast<SocketChannel&>(ctx.channel());
+      while (written < kTotal && ch.isWritable()) {
+        ByteBuf b = ctx.alloc().buffer(kChunk);
+        b.writeZero(kChunk);
+        ctx.writeAndFlush(std::move(b));
+        written += kChunk;
+        maxPending = std::max(maxPending, ch.pendingWriteBytes());
+      }
+      if (written >= kTotal) done = true;
+    }
+    void channelActive(ChannelHandlerContext& ctx) override { produce(ctx); }
+    void channelWritabilityChanged(ChannelHandlerContext& ctx) override {
+      if (ctx.channel().isWritable()) {
+        ++writableAgain;
+        produce(ctx);
+      } else {
+        ++unwritableSeen;
+      }
+    }
+  };
+  Producer* producer = nullptr;
+  std::atomic<bool> ready{false};
+  ChannelOptions serverOpts;
+  serverOpts.sendBufferSize = 64 * 1024;  // keep the kernel's share small and predictable
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .childOptions(serverOpts)
+                    .childInitializer([&](SocketChannel& ch) {
+                      auto p = std::make_unique<Producer>();
+                      producer = p.get();
+                      ch.pipeline().addLast("produce", std::move(p));
+                      ready = true;
+                    })
+                    .bind("127.0.0.1", 0);
+  ChannelOptions clientOpts;
+  clientOpts.autoRead = false;  // the slow reader: reads nothing at first
+  clientOpts.receiveBufferSize = 64 * 1024;
+  auto client = Bootstrap()
+                    .group(group)
+                    .options(clientOpts)
+                    .handler([](SocketChannel& ch) {
+                      ch.pipeline().addLast("collect", std::make_unique<Collector>());
+                    })
+                    .connect("127.0.0.1", server->port());
+  auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
+  REQUIRE(eventually([&] { return ready.load() && producer->unwritableSeen.load() >= 1; }));
+  std::this_thread::sleep_for(50ms);
+  CHECK_FALSE(producer->done.load());  // blocked by the water mark, not buffering 8 MiB
+  onLoop(*client, [&] { client->setAutoRead(true); });
+  REQUIRE(eventually([&] { return col->size() == kTotal; }));
+  CHECK(producer->done.load());
+  CHECK(producer->writableAgain.load() >= 1);
+  // Queued bytes never exceeded the high water mark by more than the chunk that crossed it.
+  CHECK(producer->maxPending <= 64 * 1024 + kChunk);
+  onLoop(*client, [&] { CHECK(client->isAutoRead()); });
+}
+
+TEST_CASE("TCP: many concurrent connections, each echoed exactly") {
+  EventLoopGroup serverGroup(2);
+  EventLoopGroup clientGroup(2);
+  auto server = ServerBootstrap()
+                    .group(serverGroup)
+                    .childInitializer([](SocketChannel& ch) {
+                      ch.pipeline().addLast("echo", std::make_unique<EchoHandler>());
+                    })
+                    .bind("127.0.0.1", 0);
+  constexpr int kConnections = 200;
+  std::vector<std::shared_ptr<SocketChannel>> clients;
+  std::atomic<int> connected{0};
+  std::atomic<int> failed{0};
+  std::mutex m;
+  for (int i = 0; i < kConnections; ++i) {
+    Bootstrap()
+        .group(clientGroup)
+        .handler([](SocketChannel& ch) {
+          ch.pipeline().addLast("collect", std::make_unique<Collector>());
+        })
+        .connect("127.0.0.1", server->port(),
+                 [&, i](std::shared_ptr<SocketChannel> ch, std::error_code ec) {
+                   if (ec) {
+                     ++failed;
+                     return;
+                   }
+                   ch->writeAndFlush(text("hello " + std::to_string(i)));
+                   std::lock_guard<std::mutex> g(m);
+                   clients.push_back(std::move(ch));
+                   ++connected;
+                 });
+  }
+  REQUIRE(eventually([&] { return connected.load() + failed.load() == kConnections; }));
+  CHECK(failed.load() == 0);
+  std::lock_guard<std::mutex> g(m);
+  for (auto& ch : clients) {
+    auto* col = static_cast<Collector*>(ch->pipeline().get("collect"));
+    CHECK(eventually([&] { return col->size() >= 7; }));
+    CHECK(col->text().rfind("hello ", 0) == 0);
+  }
+  CHECK(eventually([&] { return server->openChildren() == kConnections; }));
+  server->closeChildren();
+  CHECK(eventually([&] {
+    for (auto& ch : clients) {
+      if (ch->isOpen()) return false;
+    }
+    return true;
+  }));
+}
+
+TEST_CASE("TCP: a handler's exception closes its channel; refused and timed-out connects fail") {
+  EventLoopGroup group(1);
+  struct Thrower : ChannelHandler {
+    void channelRead(ChannelHandlerContext&, Message) override {
+      throw std::runtime_error("handler failed (expected by the test)");
+    }
+  };
+  std::atomic<int> inactive{0};
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .childInitializer([&](SocketChannel& ch) {
+                      ch.pipeline().addLast("throw", std::make_unique<Thrower>());
+                      ch.pipeline().addLast("count", std::make_unique<EchoHandler>(&inactive));
+                    })
+                    .bind("127.0.0.1", 0);
+  auto client = Bootstrap()
+                    .group(group)
+                    .handler([](SocketChannel& ch) {
+                      ch.pipeline().addLast("collect", std::make_unique<Collector>());
+                    })
+                    .connect("127.0.0.1", server->port());
+  auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
+  onLoop(*client, [&] { client->writeAndFlush(text("boom")); });
+  CHECK(eventually([&] { return inactive.load() == 1; }));  // the server closed the channel
+  CHECK(eventually([&] { return col->inactive.load(); }));
+
+  const unsigned short port = server->port();
+  server->close();
+  server.reset();
+  try {
+    Bootstrap().group(group).connectTimeout(2s).connect("127.0.0.1", port);
+    FAIL("connected to a closed port");
+  } catch (const std::system_error& e) {
+    CHECK(e.code().value() != 0);
+  }
+  CHECK_THROWS_AS(Bootstrap().connect("127.0.0.1", port), IllegalStateError);
+  CHECK_THROWS_AS(ServerBootstrap().bind("127.0.0.1", 0), IllegalStateError);
+  CHECK_THROWS_AS(ServerBootstrap().group(group).bind("not an address", 0), std::system_error);
+}
+
+TEST_CASE("TCP: IPv6 loopback, when the machine has it") {
+  EventLoopGroup group(1);
+  std::unique_ptr<ServerChannel> server;
+  try {
+    server = ServerBootstrap()
+                 .group(group)
+                 .childInitializer([](SocketChannel& ch) {
+                   ch.pipeline().addLast("echo", std::make_unique<EchoHandler>());
+                 })
+                 .bind("::1", 0);
+  } catch (const std::system_error&) {
+    MESSAGE("no IPv6 loopback here: skipped");
+    return;
+  }
+  auto client = Bootstrap()
+                    .group(group)
+                    .handler([](SocketChannel& ch) {
+                      ch.pipeline().addLast("collect", std::make_unique<Collector>());
+                    })
+                    .connect("::1", server->port());
+  auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
+  onLoop(*client, [&] { client->writeAndFlush(text("six")); });
+  CHECK(eventually([&] { return col->text() == "six"; }));
+  onLoop(*client, [&] { CHECK(client->remoteEndpoint().address().is_v6()); });
+}
