@@ -34,3 +34,5 @@
 #include <netbuf/transport/codec_channel_handler.hpp>
 #include <netbuf/transport/embedded_channel.hpp>
 #include <netbuf/transport/message.hpp>
+#include <netbuf/transport/bootstrap.hpp>
+#include <netbuf/transport/socket_channel.hpp>
