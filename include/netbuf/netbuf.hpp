@@ -36,3 +36,4 @@
 #include <netbuf/transport/message.hpp>
 #include <netbuf/transport/bootstrap.hpp>
 #include <netbuf/transport/socket_channel.hpp>
+#include <netbuf/transport/idle_state_handler.hpp>
