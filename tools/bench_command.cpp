@@ -30,7 +30,8 @@ struct Options {
 
 void printBenchUsage(std::FILE* out) {
   std::fprintf(out,
-               "usage: netbuf bench strings [--seconds S] [--json] [--data DIR]\n\n"
+               "usage: netbuf bench strings [--seconds S] [--json] [--data DIR]\n"
+               "       netbuf bench echo --help   (echo server/client matrix)\n\n"
                "  --seconds S  total measuring time, spread over all rows (default 3)\n"
                "  --json       machine-readable output on stdout\n"
                "  --data DIR   directory holding bench-strings/ (default %s)\n",
@@ -169,8 +170,10 @@ int runBench(const std::vector<std::string_view>& args) {
     printBenchUsage(args.empty() ? stderr : stdout);
     return args.empty() ? kExitUsage : kExitOk;
   }
+  if (args[0] == "echo")
+    return runBenchEcho(std::vector<std::string_view>(args.begin() + 1, args.end()));
   if (args[0] != "strings") {
-    std::fprintf(stderr, "netbuf bench: unknown suite '%.*s' (available: strings)\n",
+    std::fprintf(stderr, "netbuf bench: unknown suite '%.*s' (available: strings, echo)\n",
                  static_cast<int>(args[0].size()), args[0].data());
     return kExitUsage;
   }

@@ -11,7 +11,16 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
-/// `netbuf bench <suite>`; suites: strings.
+/// `netbuf bench <suite>`; suites: strings, echo.
 int runBench(const std::vector<std::string_view>& args);
+
+/// `netbuf serve <server>`; servers: echo (tools/echo_command.cpp).
+int runServe(const std::vector<std::string_view>& args);
+
+/// `netbuf load <load>`; loads: echo (tools/echo_command.cpp).
+int runLoad(const std::vector<std::string_view>& args);
+
+/// `netbuf bench echo`: the arguments after "echo" (tools/echo_command.cpp).
+int runBenchEcho(const std::vector<std::string_view>& args);
 
 }  // namespace netbuf::tools

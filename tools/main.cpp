@@ -22,7 +22,9 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
-    {"bench", "run built-in benchmarks (bench strings)", netbuf::tools::runBench},
+    {"bench", "run built-in benchmarks (bench strings, bench echo)", netbuf::tools::runBench},
+    {"serve", "run a server until SIGINT/SIGTERM (serve echo)", netbuf::tools::runServe},
+    {"load", "drive a server with load and report latency (load echo)", netbuf::tools::runLoad},
 };
 
 void printUsage(std::FILE* out) {

@@ -1,0 +1,338 @@
+// Tests of tools/echo_load.hpp (EchoLoad, LatencyHistogram), tools/asio_echo_server.hpp
+// (AsioEchoServer) and tools/netbuf_echo_server.hpp (NetbufEchoServer), with real sockets on
+// 127.0.0.1. Threaded: runs under ThreadSanitizer too.
+#include "../../tools/echo_load.hpp"
+
+#include "../../tools/asio_echo_server.hpp"
+#include "../../tools/netbuf_echo_server.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <chrono>
+#include <cstdint>
+#include <iterator>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using netbuf::tools::AsioEchoServer;
+using netbuf::tools::EchoLoad;
+using netbuf::tools::EchoLoadOptions;
+using netbuf::tools::EchoLoadResult;
+using netbuf::tools::LatencyHistogram;
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+EchoLoadResult runLoad(std::uint16_t port, std::size_t connections, std::size_t size,
+                       std::size_t window, double seconds, std::size_t threads = 1) {
+  EchoLoadOptions opt;
+  opt.port = port;
+  opt.connections = connections;
+  opt.messageSize = size;
+  opt.window = window;
+  opt.durationSeconds = seconds;
+  opt.warmupSeconds = 0.05;
+  opt.threads = threads;
+  EchoLoad load(opt);
+  return load.run();
+}
+
+void checkSane(const EchoLoadResult& r) {
+  INFO("first error: " << r.firstError);
+  CHECK(r.messages > 0);
+  CHECK(r.errors == 0);
+  CHECK(r.mismatches == 0);
+  CHECK(r.ok());
+  CHECK(r.messagesPerSecond > 0);
+  CHECK(r.p50Ns > 0);
+  CHECK(r.p50Ns <= r.p99Ns);
+  CHECK(r.p99Ns <= r.p999Ns);
+  CHECK(r.p999Ns <= r.maxNs);
+}
+
+}  // namespace
+
+TEST_CASE("LatencyHistogram: exact below 128, within 1% above, percentiles by nearest rank") {
+  LatencyHistogram h;
+  CHECK(h.count() == 0);
+  CHECK(h.percentile(0.5) == 0);
+  CHECK(h.max() == 0);
+  CHECK(h.min() == 0);
+
+  for (std::uint64_t v = 1; v <= 100; ++v) h.record(v);
+  CHECK(h.count() == 100);
+  CHECK(h.percentile(0.50) == 50);
+  CHECK(h.percentile(0.99) == 99);
+  CHECK(h.percentile(0.999) == 100);
+  CHECK(h.percentile(1.0) == 100);
+  CHECK(h.percentile(0.0) == 1);
+  CHECK(h.min() == 1);
+  CHECK(h.max() == 100);
+
+  h.reset();
+  for (std::uint64_t v = 1; v <= 100000; ++v) h.record(v * 1000);  // 1 us .. 100 ms
+  auto near = [](std::uint64_t got, double want) {
+    return static_cast<double>(got) >= want * 0.99 && static_cast<double>(got) <= want * 1.01;
+  };
+  CHECK(near(h.percentile(0.50), 50'000'000.0));
+  CHECK(near(h.percentile(0.99), 99'000'000.0));
+  CHECK(near(h.percentile(0.999), 99'900'000.0));
+  CHECK(h.max() == 100'000'000);
+  CHECK(h.percentile(1.0) == 100'000'000);
+
+  // Every value maps to a bucket whose highest value is >= it and within 1/128 of it.
+  std::mt19937_64 rng(12345);
+  for (int k = 0; k < 100000; ++k) {
+    const std::uint64_t v = rng() >> (rng() % 64);
+    const std::size_t i = LatencyHistogram::indexOf(v);
+    REQUIRE(i < LatencyHistogram::kBuckets);
+    const std::uint64_t hi = LatencyHistogram::highestOf(i);
+    REQUIRE(hi >= v);
+    REQUIRE(static_cast<double>(hi - v) <= static_cast<double>(v) / 128.0);
+  }
+  CHECK(LatencyHistogram::indexOf(UINT64_MAX) == LatencyHistogram::kBuckets - 1);
+
+  // Skewed: 990 fast, 9 slow, 1 very slow.
+  LatencyHistogram a, b;
+  for (int k = 0; k < 990; ++k) a.record(10);
+  for (int k = 0; k < 9; ++k) b.record(5000);
+  b.record(1'000'000);
+  a.merge(b);
+  CHECK(a.count() == 1000);
+  CHECK(a.percentile(0.50) == 10);
+  CHECK(a.percentile(0.99) == 10);
+  CHECK(near(a.percentile(0.999), 5000.0));
+  CHECK(a.max() == 1'000'000);
+  CHECK(a.min() == 10);
+}
+
+TEST_CASE(
+    "AsioEchoServer: port 0, echoes bytes exactly however they are split, stop is idempotent") {
+  for (std::size_t threads : {1u, 3u}) {
+    CAPTURE(threads);
+    netbuf::tools::AsioEchoServerOptions opt;
+    opt.threads = threads;
+    AsioEchoServer server(opt);
+    CHECK(server.port() == 0);
+    server.start();
+    REQUIRE(server.port() != 0);
+    CHECK(server.running());
+
+    asio::io_context ioc;
+    std::vector<tcp::socket> sockets;
+    for (int c = 0; c < 4; ++c) {
+      sockets.emplace_back(ioc);
+      sockets.back().connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
+    }
+    std::mt19937 rng(static_cast<unsigned>(7 + threads));
+    for (auto& s : sockets) {
+      // 200 KiB of random bytes, sent in pieces of 1, 7, 300, 20000, ... bytes; what comes back
+      // must be the same stream.
+      std::vector<std::uint8_t> sent(200 * 1024);
+      for (auto& byte : sent) byte = static_cast<std::uint8_t>(rng());
+      const std::size_t pieces[] = {1, 7, 300, 20000, 3, 65536, 9999, 1};
+      std::size_t off = 0, k = 0;
+      std::vector<std::uint8_t> got(sent.size());
+      std::size_t received = 0;
+      while (off < sent.size()) {
+        const std::size_t n = std::min(pieces[k++ % std::size(pieces)], sent.size() - off);
+        asio::write(s, asio::buffer(sent.data() + off, n));
+        off += n;
+        // Read back whatever is there so neither side's buffers fill up.
+        while (received < off) {
+          const std::size_t r = s.read_some(asio::buffer(got.data() + received, off - received));
+          received += r;
+        }
+      }
+      CHECK(received == sent.size());
+      CHECK(got == sent);
+    }
+    // Half-close: the server echoes everything and then closes its side.
+    const std::uint8_t tail[5] = {1, 2, 3, 4, 5};
+    asio::write(sockets[0], asio::buffer(tail));
+    sockets[0].shutdown(tcp::socket::shutdown_send);
+    std::uint8_t back[16] = {};
+    boost::system::error_code ec;
+    const std::size_t n = asio::read(sockets[0], asio::buffer(back), ec);
+    CHECK(n == 5);
+    CHECK(ec == asio::error::eof);
+    CHECK(std::equal(tail, tail + 5, back));
+
+    CHECK(server.connectionsAccepted() == 4);
+    CHECK(server.handlerFailures() == 0);
+    server.stop();
+    server.stop();
+    CHECK_FALSE(server.running());
+    CHECK(server.port() == 0);
+    CHECK(server.connectionsOpen() == 0);
+    // The connections are closed by stop().
+    std::uint8_t one = 0;
+    for (std::size_t c = 1; c < sockets.size(); ++c) {
+      boost::system::error_code e;
+      sockets[c].read_some(asio::buffer(&one, 1), e);
+      CHECK(e);
+    }
+  }
+}
+
+TEST_CASE("AsioEchoServer: start after stop, bad address, double start") {
+  AsioEchoServer server;
+  server.start();
+  CHECK_THROWS_AS(server.start(), std::logic_error);
+  server.stop();
+  server.start();
+  CHECK(server.port() != 0);
+  server.stop();
+
+  netbuf::tools::AsioEchoServerOptions bad;
+  bad.address = "not an address";
+  AsioEchoServer badServer(bad);
+  CHECK_THROWS_AS(badServer.start(), std::invalid_argument);
+}
+
+TEST_CASE("EchoLoad: small messages, pipelined, several connections") {
+  AsioEchoServer server;
+  server.start();
+  const EchoLoadResult r = runLoad(server.port(), 4, 128, 8, 0.3);
+  checkSane(r);
+  CHECK(r.connectionsOpened == 4);
+  CHECK(r.bytes == r.messages * 128);
+  CHECK(r.seconds > 0.2);
+  CHECK(r.seconds < 0.5);
+  server.stop();
+}
+
+TEST_CASE("EchoLoad: 16 KiB messages, window 2, two client threads") {
+  netbuf::tools::AsioEchoServerOptions opt;
+  opt.threads = 2;
+  AsioEchoServer server(opt);
+  server.start();
+  const EchoLoadResult r = runLoad(server.port(), 4, 16384, 2, 0.3, 2);
+  checkSane(r);
+  CHECK(r.bytes == r.messages * 16384);
+  server.stop();
+}
+
+TEST_CASE("EchoLoad: window 1, one connection; options are validated") {
+  AsioEchoServer server;
+  server.start();
+  checkSane(runLoad(server.port(), 1, 8, 1, 0.2));
+  server.stop();
+
+  EchoLoadOptions o;
+  o.port = 1;
+  o.messageSize = 7;
+  CHECK_FALSE(o.validate().empty());
+  CHECK_THROWS_AS(EchoLoad(o).run(), std::invalid_argument);
+  o.messageSize = 8;
+  o.window = 0;
+  CHECK_FALSE(o.validate().empty());
+  o.window = 1;
+  CHECK(o.validate().empty());
+}
+
+TEST_CASE("EchoLoad: nothing listening counts connect errors, no crash") {
+  // Find a port with nothing listening: bind one, note it, close it.
+  std::uint16_t port = 0;
+  {
+    AsioEchoServer server;
+    server.start();
+    port = server.port();
+    server.stop();
+  }
+  const EchoLoadResult r = runLoad(port, 3, 128, 4, 0.2);
+  CHECK(r.connectionsOpened == 0);
+  CHECK(r.errors == 3);
+  CHECK(r.messages == 0);
+  CHECK_FALSE(r.ok());
+  CHECK_FALSE(r.firstError.empty());
+}
+
+TEST_CASE("EchoLoad: the server stopping mid-run ends the load with errors counted") {
+  AsioEchoServer server;
+  server.start();
+  EchoLoadOptions opt;
+  opt.port = server.port();
+  opt.connections = 4;
+  opt.messageSize = 1024;
+  opt.window = 16;
+  opt.durationSeconds = 30;  // ends long before: every connection fails
+  opt.warmupSeconds = 0;
+  EchoLoad load(opt);
+  EchoLoadResult r;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread client([&] { r = load.run(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  server.stop();
+  client.join();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO("first error: " << r.firstError);
+  CHECK(took < 10);
+  CHECK(r.errors == 4);
+  CHECK(r.mismatches == 0);
+  CHECK(r.messages > 0);
+  CHECK_FALSE(r.firstError.empty());
+}
+
+TEST_CASE("EchoLoad: stop() from another thread ends a run early") {
+  AsioEchoServer server;
+  server.start();
+  EchoLoadOptions opt;
+  opt.port = server.port();
+  opt.connections = 2;
+  opt.window = 4;
+  opt.durationSeconds = 30;
+  opt.warmupSeconds = 0;
+  EchoLoad load(opt);
+  EchoLoadResult r;
+  std::thread client([&] { r = load.run(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  load.stop();
+  client.join();
+  CHECK(r.errors == 0);
+  CHECK(r.messages > 0);
+  CHECK(r.seconds < 10);
+  server.stop();
+}
+
+TEST_CASE("NetbufEchoServer: carries the load client's traffic exactly, then stops") {
+  netbuf::tools::NetbufEchoServer server;
+  CHECK_FALSE(server.running());
+  server.start();
+  CHECK(server.running());
+  REQUIRE(server.port() != 0);
+  CHECK_THROWS_AS(server.start(), std::logic_error);
+  struct Shape {
+    std::size_t size, window;
+  };
+  for (Shape shape : {Shape{128, 8}, Shape{16384, 2}}) {
+    netbuf::tools::EchoLoadOptions opt;
+    opt.port = server.port();
+    opt.connections = 4;
+    opt.messageSize = shape.size;
+    opt.window = shape.window;
+    opt.durationSeconds = 0.3;
+    opt.warmupSeconds = 0.1;
+    netbuf::tools::EchoLoad load(opt);
+    const auto r = load.run();
+    CAPTURE(r.firstError);
+    CHECK(r.ok());
+    CHECK(r.mismatches == 0);
+    CHECK(r.p50Ns <= r.p99Ns);
+  }
+  CHECK(server.connectionsAccepted() == 8);
+  CHECK(server.bytesEchoed() > 0);
+  server.stop();
+  server.stop();  // idempotent
+  CHECK_FALSE(server.running());
+  CHECK(server.port() == 0);
+}

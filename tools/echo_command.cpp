@@ -1,0 +1,426 @@
+// `netbuf serve echo`, `netbuf load echo` and `netbuf bench echo`: the echo server, its load
+// generator, and the issue-7 matrix run in-process (server and client in this one program).
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "asio_echo_server.hpp"
+#include "commands.hpp"
+#include "echo_load.hpp"
+#include "netbuf_echo_server.hpp"
+
+namespace netbuf::tools {
+namespace {
+
+/// The two echo servers behind one interface: netbuf's own, and the plain-Asio floor.
+enum class EchoImpl { Netbuf, Asio };
+
+const char* implName(EchoImpl i) { return i == EchoImpl::Netbuf ? "netbuf" : "asio"; }
+
+bool parseImpl(std::string_view s, EchoImpl& out) {
+  if (s == "netbuf") {
+    out = EchoImpl::Netbuf;
+  } else if (s == "asio") {
+    out = EchoImpl::Asio;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+class AnyEchoServer {
+ public:
+  AnyEchoServer(EchoImpl impl, const AsioEchoServerOptions& opt) {
+    if (impl == EchoImpl::Netbuf) {
+      netbuf_ = std::make_unique<NetbufEchoServer>(opt);
+    } else {
+      asio_ = std::make_unique<AsioEchoServer>(opt);
+    }
+  }
+  void start() { netbuf_ ? netbuf_->start() : asio_->start(); }
+  void stop() { netbuf_ ? netbuf_->stop() : asio_->stop(); }
+  std::uint16_t port() const { return netbuf_ ? netbuf_->port() : asio_->port(); }
+  std::uint64_t connectionsAccepted() const {
+    return netbuf_ ? netbuf_->connectionsAccepted() : asio_->connectionsAccepted();
+  }
+  std::uint64_t bytesEchoed() const {
+    return netbuf_ ? netbuf_->bytesEchoed() : asio_->bytesEchoed();
+  }
+
+ private:
+  std::unique_ptr<NetbufEchoServer> netbuf_;
+  std::unique_ptr<AsioEchoServer> asio_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Option parsing helpers
+
+bool parseSize(std::string_view s, std::size_t& out) {
+  std::size_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return false;
+  out = v;
+  return true;
+}
+
+/// A byte count with an optional K/Ki/KiB/M/Mi/MiB suffix (binary: 16K = 16384).
+bool parseBytes(std::string_view s, std::size_t& out) {
+  std::size_t mult = 1;
+  for (std::string_view suffix : {"KiB", "Ki", "K", "k"}) {
+    if (s.size() > suffix.size() && s.ends_with(suffix)) {
+      mult = 1024;
+      s.remove_suffix(suffix.size());
+      break;
+    }
+  }
+  if (mult == 1) {
+    for (std::string_view suffix : {"MiB", "Mi", "M"}) {
+      if (s.size() > suffix.size() && s.ends_with(suffix)) {
+        mult = std::size_t{1} << 20;
+        s.remove_suffix(suffix.size());
+        break;
+      }
+    }
+  }
+  std::size_t v = 0;
+  if (!parseSize(s, v) || v > (SIZE_MAX / mult)) return false;
+  out = v * mult;
+  return true;
+}
+
+bool parseSeconds(std::string_view s, double& out) {
+  const std::string str(s);
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(str, &used);
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (used != str.size() || !(v >= 0) || v > 86400) return false;
+  out = v;
+  return true;
+}
+
+bool parsePort(std::string_view s, std::uint16_t& out) {
+  std::size_t v = 0;
+  if (!parseSize(s, v) || v > 65535) return false;
+  out = static_cast<std::uint16_t>(v);
+  return true;
+}
+
+int badOption(const char* command, std::string_view option, void (*usage)(std::FILE*)) {
+  std::fprintf(stderr, "netbuf %s: unknown, incomplete or invalid option '%.*s'\n", command,
+               static_cast<int>(option.size()), option.data());
+  usage(stderr);
+  return kExitUsage;
+}
+
+// ---------------------------------------------------------------------------------------------
+// serve echo
+
+void printServeUsage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: netbuf serve echo [--host ADDR] [--port P] [--threads T] [--impl I]\n\n"
+               "Runs a TCP echo server until SIGINT or SIGTERM. Prints 'listening on ADDR:PORT'\n"
+               "first, on one line.\n\n"
+               "  --host ADDR    address to listen on (default 127.0.0.1)\n"
+               "  --port P       port (default 0: any free port, printed)\n"
+               "  --threads T    I/O threads, one io_context each (default 1)\n"
+               "  --impl I       the server: 'netbuf' (default; netbuf's transport) or 'asio'\n"
+               "                 (a hand-written plain Boost.Asio server, the floor netbuf is\n"
+               "                 measured against)\n");
+}
+
+int runServeEcho(const std::vector<std::string_view>& args) {
+  AsioEchoServerOptions opt;
+  EchoImpl impl = EchoImpl::Netbuf;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const std::string_view a = args[k];
+    const bool hasValue = k + 1 < args.size();
+    if (a == "--help" || a == "-h") {
+      printServeUsage(stdout);
+      return kExitOk;
+    } else if (a == "--host" && hasValue) {
+      opt.address = std::string(args[++k]);
+    } else if (a == "--port" && hasValue) {
+      if (!parsePort(args[++k], opt.port)) return badOption("serve echo", args[k], printServeUsage);
+    } else if (a == "--threads" && hasValue) {
+      if (!parseSize(args[++k], opt.threads) || opt.threads < 1 || opt.threads > 1024)
+        return badOption("serve echo", args[k], printServeUsage);
+    } else if (a == "--impl" && hasValue) {
+      if (!parseImpl(args[++k], impl)) return badOption("serve echo", args[k], printServeUsage);
+    } else {
+      return badOption("serve echo", a, printServeUsage);
+    }
+  }
+
+  // Block the signals in this thread before the server's threads exist (they inherit the mask),
+  // then wait for them here.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  AnyEchoServer server(impl, opt);
+  server.start();
+  std::printf("listening on %s:%u\n",
+              opt.address.find(':') == std::string::npos ? opt.address.c_str()
+                                                         : ("[" + opt.address + "]").c_str(),
+              static_cast<unsigned>(server.port()));
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  server.stop();
+  std::printf("stopped (%s); %llu connection(s) served, %llu bytes echoed\n",
+              sig == SIGINT ? "SIGINT" : "SIGTERM",
+              static_cast<unsigned long long>(server.connectionsAccepted()),
+              static_cast<unsigned long long>(server.bytesEchoed()));
+  return kExitOk;
+}
+
+// ---------------------------------------------------------------------------------------------
+// load echo
+
+void printLoadUsage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: netbuf load echo --port P [--host H] [--connections C] [--size N]\n"
+               "                        [--window W] [--duration D] [--warmup S] [--threads T]\n"
+               "                        [--json]\n\n"
+               "Drives an echo server: each connection keeps W messages of N bytes in flight,\n"
+               "sending one more for every one echoed back. Prints messages/s, MB/s (echoed\n"
+               "payload, 1 MB = 1e6 bytes) and p50/p99/p999/max latency (send to last byte back).\n"
+               "Exits 1 when any error or mismatch occurred or no message completed.\n\n"
+               "  --host H          server address or name (default 127.0.0.1)\n"
+               "  --port P          server port (required)\n"
+               "  --connections C   connections (default 1)\n"
+               "  --size N          message bytes, >= 8; K/M suffixes are binary (default 128)\n"
+               "  --window W        messages in flight per connection (default 1)\n"
+               "  --duration D      measured seconds (default 5)\n"
+               "  --warmup S        seconds run before measuring (default 0.5)\n"
+               "  --threads T       client threads; connections spread round robin (default 1)\n"
+               "  --json            one JSON object on stdout\n");
+}
+
+/// Parses the load options shared by `load echo`; returns -1 when parsed, else an exit code.
+int parseLoadOptions(const std::vector<std::string_view>& args, EchoLoadOptions& opt, bool& json) {
+  bool havePort = false;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const std::string_view a = args[k];
+    const bool hasValue = k + 1 < args.size();
+    bool ok = true;
+    if (a == "--help" || a == "-h") {
+      printLoadUsage(stdout);
+      return kExitOk;
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "--host" && hasValue) {
+      opt.host = std::string(args[++k]);
+    } else if (a == "--port" && hasValue) {
+      ok = parsePort(args[++k], opt.port) && opt.port != 0;
+      havePort = true;
+    } else if (a == "--connections" && hasValue) {
+      ok = parseSize(args[++k], opt.connections);
+    } else if (a == "--size" && hasValue) {
+      ok = parseBytes(args[++k], opt.messageSize);
+    } else if (a == "--window" && hasValue) {
+      ok = parseSize(args[++k], opt.window);
+    } else if (a == "--duration" && hasValue) {
+      ok = parseSeconds(args[++k], opt.durationSeconds);
+    } else if (a == "--warmup" && hasValue) {
+      ok = parseSeconds(args[++k], opt.warmupSeconds);
+    } else if (a == "--threads" && hasValue) {
+      ok = parseSize(args[++k], opt.threads);
+    } else {
+      return badOption("load echo", a, printLoadUsage);
+    }
+    if (!ok) return badOption("load echo", args[k], printLoadUsage);
+  }
+  if (!havePort) {
+    std::fprintf(stderr, "netbuf load echo: --port is required\n");
+    printLoadUsage(stderr);
+    return kExitUsage;
+  }
+  if (const std::string why = opt.validate(); !why.empty()) {
+    std::fprintf(stderr, "netbuf load echo: %s\n", why.c_str());
+    return kExitUsage;
+  }
+  return -1;
+}
+
+int runLoadEcho(const std::vector<std::string_view>& args) {
+  EchoLoadOptions opt;
+  bool json = false;
+  if (const int rc = parseLoadOptions(args, opt, json); rc >= 0) return rc;
+  EchoLoad load(opt);
+  const EchoLoadResult r = load.run();
+  if (json) {
+    std::printf("%s\n", echoJson(opt, r).c_str());
+  } else {
+    std::printf("echo load against %s:%u, %.1f s measured after %.1f s warmup\n\n",
+                opt.host.c_str(), static_cast<unsigned>(opt.port), r.seconds, opt.warmupSeconds);
+    std::printf("%s\n%s\n", echoTableHeader().c_str(), echoTableRow(opt, r).c_str());
+    if (!r.firstError.empty()) std::printf("\nfirst error: %s\n", r.firstError.c_str());
+  }
+  return r.ok() ? kExitOk : kExitFailure;
+}
+
+// ---------------------------------------------------------------------------------------------
+// bench echo
+
+void printBenchEchoUsage(std::FILE* out) {
+  std::fprintf(
+      out,
+      "usage: netbuf bench echo [--seconds S] [--impl I] [--json]\n\n"
+      "Starts an echo server in this process on 127.0.0.1 (port 0, one I/O thread) and\n"
+      "drives it with the load client (one thread) over the issue-7 matrix: 1 and 16\n"
+      "connections x 128 B and 16 KiB messages x window 1 and 64. One row per case and\n"
+      "server; with both servers, each case runs on both back to back (same conditions)\n"
+      "and the netbuf/asio ratio of messages per second follows.\n\n"
+      "  --seconds S   measured seconds per row (default 1); each row first warms up\n"
+      "                for min(0.5, S/2) seconds\n"
+      "  --impl I      'both' (default), 'netbuf' or 'asio' (plain Boost.Asio, the floor)\n"
+      "  --json        machine-readable output on stdout\n");
+}
+
+}  // namespace
+
+int runServe(const std::vector<std::string_view>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    printServeUsage(args.empty() ? stderr : stdout);
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  if (args[0] != "echo") {
+    std::fprintf(stderr, "netbuf serve: unknown server '%.*s' (available: echo)\n",
+                 static_cast<int>(args[0].size()), args[0].data());
+    return kExitUsage;
+  }
+  return runServeEcho(std::vector<std::string_view>(args.begin() + 1, args.end()));
+}
+
+int runLoad(const std::vector<std::string_view>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    printLoadUsage(args.empty() ? stderr : stdout);
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  if (args[0] != "echo") {
+    std::fprintf(stderr, "netbuf load: unknown load '%.*s' (available: echo)\n",
+                 static_cast<int>(args[0].size()), args[0].data());
+    return kExitUsage;
+  }
+  return runLoadEcho(std::vector<std::string_view>(args.begin() + 1, args.end()));
+}
+
+int runBenchEcho(const std::vector<std::string_view>& args) {
+  double seconds = 1.0;
+  bool json = false;
+  std::vector<EchoImpl> impls = {EchoImpl::Asio, EchoImpl::Netbuf};
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const std::string_view a = args[k];
+    const bool hasValue = k + 1 < args.size();
+    if (a == "--help" || a == "-h") {
+      printBenchEchoUsage(stdout);
+      return kExitOk;
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "--seconds" && hasValue) {
+      if (!parseSeconds(args[++k], seconds) || !(seconds > 0) || seconds > 3600)
+        return badOption("bench echo", args[k], printBenchEchoUsage);
+    } else if (a == "--impl" && hasValue) {
+      EchoImpl one{};
+      if (args[++k] == "both") {
+        impls = {EchoImpl::Asio, EchoImpl::Netbuf};
+      } else if (parseImpl(args[k], one)) {
+        impls = {one};
+      } else {
+        return badOption("bench echo", args[k], printBenchEchoUsage);
+      }
+    } else {
+      return badOption("bench echo", a, printBenchEchoUsage);
+    }
+  }
+
+  std::vector<std::unique_ptr<AnyEchoServer>> servers;
+  for (EchoImpl impl : impls) {
+    servers.push_back(std::make_unique<AnyEchoServer>(impl, AsioEchoServerOptions{}));
+    servers.back()->start();  // 127.0.0.1, port 0, one thread
+  }
+
+  struct Case {
+    std::size_t connections, size, window;
+  };
+  std::vector<Case> cases;
+  for (std::size_t c : {1, 16})
+    for (std::size_t n : {128, 16384})
+      for (std::size_t w : {1, 64}) cases.push_back({c, n, w});
+
+  bool allOk = true;
+  if (json) {
+    std::printf("{\"suite\":\"echo\",\"seconds\":%g,\"results\":[", seconds);
+  } else {
+    std::printf(
+        "netbuf bench echo: echo servers with 1 I/O thread on 127.0.0.1 (netbuf's and the plain\n"
+        "Asio floor), load client 1 thread; %.1f s measured per row. MB/s: echoed payload,\n"
+        "1 MB = 1e6 bytes. ratio: netbuf msgs/s / asio msgs/s for the same case.\n\n"
+        "impl   %s\n",
+        seconds, echoTableHeader().c_str());
+  }
+  std::fflush(stdout);
+  std::string firstError;
+  bool firstRow = true;
+  for (const Case& c : cases) {
+    double asioRate = 0;
+    for (std::size_t s = 0; s < servers.size(); ++s) {
+      EchoLoadOptions opt;
+      opt.port = servers[s]->port();
+      opt.connections = c.connections;
+      opt.messageSize = c.size;
+      opt.window = c.window;
+      opt.durationSeconds = seconds;
+      opt.warmupSeconds = std::min(0.5, seconds / 2);
+      EchoLoad load(opt);
+      const EchoLoadResult r = load.run();
+      allOk = allOk && r.ok();
+      if (firstError.empty()) firstError = r.firstError;
+      const char* name = implName(impls[s]);
+      if (json) {
+        const std::string row = echoJson(opt, r);  // {"connections":...}
+        std::printf("%s\n {\"impl\":\"%s\",%s", firstRow ? "" : ",", name, row.c_str() + 1);
+      } else {
+        std::string line = fmt::format("{:<6} {}", name, echoTableRow(opt, r));
+        if (impls[s] == EchoImpl::Asio) asioRate = r.messagesPerSecond;
+        if (impls[s] == EchoImpl::Netbuf && asioRate > 0)
+          line += fmt::format("  ratio {:.2f}", r.messagesPerSecond / asioRate);
+        std::printf("%s\n", line.c_str());
+      }
+      firstRow = false;
+      std::fflush(stdout);
+    }
+  }
+  for (auto& server : servers) server->stop();
+  if (json) {
+    std::printf("\n],\"ok\":%s}\n", allOk ? "true" : "false");
+  } else {
+    std::printf(
+        "\nNetty 4.1 (NIO, 1 server thread, 128 B, window 64) for reference: 1.08-1.29M\n"
+        "msgs/s on 1 connection, 2.05-2.64M on 16 (issue 7).\n");
+    if (!firstError.empty()) std::printf("first error: %s\n", firstError.c_str());
+  }
+  return allOk ? kExitOk : kExitFailure;
+}
+
+}  // namespace netbuf::tools

@@ -1,0 +1,504 @@
+// EchoLoad and LatencyHistogram (see echo_load.hpp for the model and the guarantees).
+
+#include "echo_load.hpp"
+
+#include <algorithm>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+namespace netbuf::tools {
+
+// ---------------------------------------------------------------------------------------------
+// LatencyHistogram
+
+LatencyHistogram::LatencyHistogram() : counts_(kBuckets, 0) {}
+
+void LatencyHistogram::merge(const LatencyHistogram& other) noexcept {
+  for (std::size_t k = 0; k < kBuckets; ++k) counts_[k] += other.counts_[k];
+  count_ += other.count_;
+  max_ = std::max(max_, other.max_);
+  min_ = std::min(min_, other.min_);
+}
+
+void LatencyHistogram::reset() noexcept {
+  std::fill(counts_.begin(), counts_.end(), 0);
+  count_ = 0;
+  max_ = 0;
+  min_ = UINT64_MAX;
+}
+
+std::uint64_t LatencyHistogram::highestOf(std::size_t index) noexcept {
+  if (index < kSubBuckets) return index;
+  const std::size_t shift = index / kSubBuckets - 1;
+  const std::uint64_t mantissa = kSubBuckets + index % kSubBuckets;
+  const std::uint64_t low = mantissa << shift;
+  return low + ((std::uint64_t{1} << shift) - 1);
+}
+
+std::uint64_t LatencyHistogram::percentile(double q) const noexcept {
+  if (count_ == 0) return 0;
+  q = std::clamp(q, 0.0, 1.0);
+  auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_)));
+  rank = std::clamp<std::uint64_t>(rank, 1, count_);
+  std::uint64_t seen = 0;
+  for (std::size_t k = 0; k < kBuckets; ++k) {
+    seen += counts_[k];
+    if (seen >= rank) return std::clamp(highestOf(k), min(), max_);
+  }
+  return max_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// EchoLoad
+
+namespace {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kHeaderBytes = 8;
+// Pattern bytes compared for every message up to this size; larger ones check only the first
+// kCheapCheckBytes bytes of their pattern.
+constexpr std::size_t kFullCheckLimit = 1024;
+constexpr std::size_t kCheapCheckBytes = 64;
+// A batched write holds at most this many bytes of messages (at least one message).
+constexpr std::size_t kMaxBatchBytes = std::size_t{4} << 20;
+
+std::int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+std::uint8_t patternByte(std::size_t offset) {
+  return static_cast<std::uint8_t>((offset * 131u + 17u) ^ (offset >> 8));
+}
+
+void storeLe64(std::uint8_t* p, std::uint64_t v) {
+  for (int k = 0; k < 8; ++k) p[k] = static_cast<std::uint8_t>(v >> (8 * k));
+}
+
+std::uint64_t loadLe64(const std::uint8_t* p) {
+  std::uint64_t v = 0;
+  for (int k = 0; k < 8; ++k) v |= std::uint64_t{p[k]} << (8 * k);
+  return v;
+}
+
+std::size_t roundUpPow2(std::size_t n) {
+  std::size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+/// One client connection; lives on (and is only touched by) its worker's thread.
+struct Conn {
+  tcp::socket socket;
+  // W' = min(W, batch limit) message images, written in place: only sequence numbers change.
+  std::unique_ptr<std::uint8_t[]> sendBuf;
+  std::size_t batchMessages = 0;
+  std::unique_ptr<std::uint8_t[]> recvBuf;
+  std::size_t recvCap = 0;
+  std::unique_ptr<std::int64_t[]> sendTimes;  // ring, indexed by sequence & timeMask
+  std::size_t timeMask = 0;
+  std::uint64_t nextSendSeq = 0;
+  std::uint64_t nextRecvSeq = 0;
+  std::size_t owed = 0;       // messages to send as soon as no write is in flight
+  std::size_t msgOffset = 0;  // bytes of the current reply received so far
+  std::uint8_t header[kHeaderBytes] = {};
+  bool writing = false;
+  bool closed = false;
+
+  explicit Conn(asio::io_context& ioc) : socket(ioc) {}
+};
+
+struct Worker {
+  asio::io_context ioc{1};
+  asio::steady_timer timer{ioc};
+  std::vector<std::unique_ptr<Conn>> conns;
+  std::size_t alive = 0;
+  bool stopping = false;
+  // Read-only during the run.
+  const std::uint8_t* pattern = nullptr;  // the message image (pattern bytes, header zero)
+  std::size_t messageSize = 0;
+  std::size_t window = 0;
+  std::size_t checkLimit = 0;  // message offsets [8, checkLimit) are compared
+  std::int64_t windowStart = 0, windowEnd = 0;
+  const std::atomic<bool>* stopRequested = nullptr;
+  // Statistics of this thread.
+  LatencyHistogram histogram;
+  std::uint64_t messages = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t mismatches = 0;
+  std::string firstError;
+
+  void start();
+  void tick();
+  void finish();
+  void startWrite(Conn& c);
+  void startRead(Conn& c);
+  void onRead(Conn& c, std::size_t n);
+  void fail(Conn& c, const std::string& what, bool mismatch);
+};
+
+void Worker::start() {
+  for (auto& c : conns) {
+    if (c->closed) continue;
+    c->owed = window;
+    startWrite(*c);
+    startRead(*c);
+  }
+  tick();
+}
+
+// Wakes every 20 ms (or at the window's end, if sooner) to see whether the run is over.
+void Worker::tick() {
+  const std::int64_t now = nowNs();
+  if (now >= windowEnd || stopRequested->load(std::memory_order_relaxed) || alive == 0) {
+    finish();
+    return;
+  }
+  const std::int64_t wait = std::min<std::int64_t>(windowEnd - now, 20'000'000);
+  timer.expires_after(std::chrono::nanoseconds(wait));
+  timer.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) tick();
+  });
+}
+
+void Worker::finish() {
+  stopping = true;
+  timer.cancel();
+  for (auto& c : conns) {
+    if (c->closed) continue;
+    c->closed = true;
+    boost::system::error_code ignored;
+    c->socket.close(ignored);
+  }
+  alive = 0;
+}
+
+void Worker::fail(Conn& c, const std::string& what, bool mismatch) {
+  if (c.closed) return;
+  if (!stopping) {
+    ++(mismatch ? mismatches : errors);
+    if (firstError.empty()) firstError = what;
+  }
+  c.closed = true;
+  boost::system::error_code ignored;
+  c.socket.close(ignored);
+  if (--alive == 0) timer.cancel();  // nothing left to measure: end the run now
+}
+
+void Worker::startWrite(Conn& c) {
+  const std::size_t k = std::min(c.owed, c.batchMessages);
+  const std::int64_t now = nowNs();
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::uint64_t seq = c.nextSendSeq + i;
+    storeLe64(c.sendBuf.get() + i * messageSize, seq);
+    c.sendTimes[seq & c.timeMask] = now;
+  }
+  c.nextSendSeq += k;
+  c.owed -= k;
+  c.writing = true;
+  Conn* conn = &c;
+  asio::async_write(c.socket, asio::buffer(c.sendBuf.get(), k * messageSize),
+                    [this, conn](const boost::system::error_code& ec, std::size_t) {
+                      if (conn->closed) return;
+                      conn->writing = false;
+                      if (ec) {
+                        fail(*conn, "write: " + ec.message(), false);
+                        return;
+                      }
+                      if (conn->owed > 0) startWrite(*conn);
+                    });
+}
+
+void Worker::startRead(Conn& c) {
+  Conn* conn = &c;
+  c.socket.async_read_some(asio::buffer(c.recvBuf.get(), c.recvCap),
+                           [this, conn](const boost::system::error_code& ec, std::size_t n) {
+                             if (conn->closed) return;
+                             if (ec) {
+                               fail(*conn,
+                                    ec == asio::error::eof ? std::string("read: server closed")
+                                                           : "read: " + ec.message(),
+                                    false);
+                               return;
+                             }
+                             onRead(*conn, n);
+                           });
+}
+
+void Worker::onRead(Conn& c, std::size_t n) {
+  const std::int64_t now = nowNs();
+  const bool inWindow = now >= windowStart && now < windowEnd;
+  const std::uint8_t* p = c.recvBuf.get();
+  const std::uint8_t* const end = p + n;
+  while (p < end) {
+    const std::size_t take = std::min(static_cast<std::size_t>(end - p), messageSize - c.msgOffset);
+    // Sequence number bytes.
+    if (c.msgOffset < kHeaderBytes) {
+      const std::size_t h = std::min(take, kHeaderBytes - c.msgOffset);
+      std::memcpy(c.header + c.msgOffset, p, h);
+    }
+    // Pattern bytes within the checked range.
+    const std::size_t from = std::max(c.msgOffset, kHeaderBytes);
+    const std::size_t to = std::min(c.msgOffset + take, checkLimit);
+    if (from < to && std::memcmp(p + (from - c.msgOffset), pattern + from, to - from) != 0) {
+      char what[96];
+      std::snprintf(what, sizeof what, "mismatch: message %llu differs in bytes [%zu, %zu)",
+                    static_cast<unsigned long long>(c.nextRecvSeq), from, to);
+      fail(c, what, true);
+      return;
+    }
+    c.msgOffset += take;
+    p += take;
+    if (c.msgOffset < messageSize) break;
+    // A whole message is back.
+    c.msgOffset = 0;
+    const std::uint64_t seq = loadLe64(c.header);
+    if (seq != c.nextRecvSeq || seq >= c.nextSendSeq) {
+      char what[96];
+      std::snprintf(what, sizeof what, "mismatch: sequence number %llu where %llu was expected",
+                    static_cast<unsigned long long>(seq),
+                    static_cast<unsigned long long>(c.nextRecvSeq));
+      fail(c, what, true);
+      return;
+    }
+    if (inWindow) {
+      const std::int64_t latency = now - c.sendTimes[seq & c.timeMask];
+      histogram.record(static_cast<std::uint64_t>(std::max<std::int64_t>(latency, 0)));
+      ++messages;
+    }
+    ++c.nextRecvSeq;
+    ++c.owed;
+  }
+  if (!c.writing && c.owed > 0) startWrite(c);
+  startRead(c);
+}
+
+}  // namespace
+
+std::string EchoLoadOptions::validate() const {
+  if (port == 0) return "port must be given (1-65535)";
+  if (connections < 1 || connections > 10000) return "connections must be in [1, 10000]";
+  if (messageSize < kHeaderBytes || messageSize > (std::size_t{64} << 20))
+    return "message size must be in [8, 64 MiB] (the first 8 bytes carry a sequence number)";
+  if (window < 1 || window > 65536) return "window must be in [1, 65536]";
+  if (!(durationSeconds > 0) || durationSeconds > 86400) return "duration must be in (0, 86400]";
+  if (!(warmupSeconds >= 0) || warmupSeconds > 3600) return "warmup must be in [0, 3600]";
+  if (threads < 1 || threads > 256) return "threads must be in [1, 256]";
+  return {};
+}
+
+EchoLoad::EchoLoad(EchoLoadOptions options) : options_(std::move(options)) {}
+
+EchoLoadResult EchoLoad::run() {
+  if (std::string why = options_.validate(); !why.empty()) throw std::invalid_argument(why);
+  const EchoLoadOptions& o = options_;
+  EchoLoadResult result;
+  result.connectionsRequested = o.connections;
+
+  // Resolve once.
+  tcp::resolver::results_type endpoints;
+  {
+    asio::io_context resolveContext;
+    tcp::resolver resolver(resolveContext);
+    boost::system::error_code ec;
+    endpoints = resolver.resolve(o.host, std::to_string(o.port), ec);
+    if (ec) {
+      result.errors = o.connections;
+      result.firstError = "resolve " + o.host + ": " + ec.message();
+      return result;
+    }
+  }
+
+  // The message image, shared read-only by every connection.
+  const std::size_t n = o.messageSize;
+  std::vector<std::uint8_t> pattern(n);
+  for (std::size_t k = kHeaderBytes; k < n; ++k) pattern[k] = patternByte(k);
+  const std::size_t batch = std::max<std::size_t>(1, std::min(o.window, kMaxBatchBytes / n));
+  const std::size_t recvCap =
+      n <= kFullCheckLimit ? (std::size_t{64} << 10) : (std::size_t{256} << 10);
+
+  const std::size_t nWorkers = std::min(o.threads, o.connections);
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (std::size_t w = 0; w < nWorkers; ++w) {
+    auto worker = std::make_unique<Worker>();
+    worker->pattern = pattern.data();
+    worker->messageSize = n;
+    worker->window = o.window;
+    worker->checkLimit = n <= kFullCheckLimit ? n : std::min(n, kHeaderBytes + kCheapCheckBytes);
+    worker->stopRequested = &stopRequested_;
+    workers.push_back(std::move(worker));
+  }
+
+  // Connect every connection (blocking, before the clock starts).
+  for (std::size_t i = 0; i < o.connections; ++i) {
+    Worker& w = *workers[i % nWorkers];
+    auto c = std::make_unique<Conn>(w.ioc);
+    boost::system::error_code ec;
+    asio::connect(c->socket, endpoints, ec);
+    if (!ec) c->socket.set_option(tcp::no_delay(true), ec);
+    if (ec) {
+      ++w.errors;
+      if (w.firstError.empty()) w.firstError = "connect: " + ec.message();
+      c->closed = true;
+      w.conns.push_back(std::move(c));
+      continue;
+    }
+    c->batchMessages = batch;
+    c->sendBuf = std::make_unique<std::uint8_t[]>(batch * n);
+    for (std::size_t m = 0; m < batch; ++m)
+      std::memcpy(c->sendBuf.get() + m * n, pattern.data(), n);
+    c->recvCap = recvCap;
+    c->recvBuf = std::make_unique<std::uint8_t[]>(recvCap);
+    const std::size_t ring = roundUpPow2(o.window);
+    c->sendTimes = std::make_unique<std::int64_t[]>(ring);
+    c->timeMask = ring - 1;
+    ++w.alive;
+    ++result.connectionsOpened;
+    w.conns.push_back(std::move(c));
+  }
+
+  const std::int64_t start = nowNs();
+  const auto warmupNs = static_cast<std::int64_t>(o.warmupSeconds * 1e9);
+  const auto durationNs = static_cast<std::int64_t>(o.durationSeconds * 1e9);
+  const std::int64_t windowStart = start + warmupNs;
+  const std::int64_t windowEnd = windowStart + durationNs;
+
+  std::vector<std::thread> threads;
+  threads.reserve(nWorkers);
+  for (auto& wp : workers) {
+    Worker* w = wp.get();
+    w->windowStart = windowStart;
+    w->windowEnd = windowEnd;
+    threads.emplace_back([w] {
+      // No exception leaves the thread: a failing handler is reported and the loop goes on.
+      try {
+        w->start();
+      } catch (const std::exception& e) {
+        ++w->errors;
+        if (w->firstError.empty()) w->firstError = std::string("start: ") + e.what();
+        w->finish();
+      }
+      for (;;) {
+        try {
+          w->ioc.run();
+          return;
+        } catch (const std::exception& e) {
+          ++w->errors;
+          if (w->firstError.empty()) w->firstError = std::string("handler: ") + e.what();
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const std::int64_t finished = nowNs();
+
+  LatencyHistogram all;
+  for (auto& w : workers) {
+    all.merge(w->histogram);
+    result.messages += w->messages;
+    result.errors += w->errors;
+    result.mismatches += w->mismatches;
+    if (result.firstError.empty()) result.firstError = w->firstError;
+  }
+  workers.clear();  // closes the sockets before their io_contexts go
+
+  const std::int64_t measured = std::min(finished, windowEnd) - windowStart;
+  result.seconds = measured > 0 ? static_cast<double>(measured) / 1e9 : 0.0;
+  result.bytes = result.messages * n;
+  if (result.seconds > 0) {
+    result.messagesPerSecond = static_cast<double>(result.messages) / result.seconds;
+    result.megabytesPerSecond = static_cast<double>(result.bytes) / result.seconds / 1e6;
+  }
+  result.p50Ns = all.percentile(0.50);
+  result.p99Ns = all.percentile(0.99);
+  result.p999Ns = all.percentile(0.999);
+  result.maxNs = all.max();
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+namespace {
+
+std::string sizeName(std::size_t n) {
+  char buf[32];
+  if (n >= 1024 && n % 1024 == 0)
+    std::snprintf(buf, sizeof buf, "%zu KiB", n / 1024);
+  else
+    std::snprintf(buf, sizeof buf, "%zu B", n);
+  return buf;
+}
+
+std::string jsonEscape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(ch));
+      out += esc;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+double us(std::uint64_t ns) { return static_cast<double>(ns) / 1e3; }
+
+}  // namespace
+
+std::string echoTableHeader() {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%5s %8s %6s %13s %9s %9s %9s %9s %9s %6s", "conns", "size",
+                "window", "msgs/s", "MB/s", "p50 us", "p99 us", "p999 us", "max us", "errors");
+  return buf;
+}
+
+std::string echoTableRow(const EchoLoadOptions& o, const EchoLoadResult& r) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%5zu %8s %6zu %13.0f %9.1f %9.1f %9.1f %9.1f %9.1f %6llu",
+                o.connections, sizeName(o.messageSize).c_str(), o.window, r.messagesPerSecond,
+                r.megabytesPerSecond, us(r.p50Ns), us(r.p99Ns), us(r.p999Ns), us(r.maxNs),
+                static_cast<unsigned long long>(r.errors + r.mismatches));
+  return buf;
+}
+
+std::string echoJson(const EchoLoadOptions& o, const EchoLoadResult& r) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "{\"connections\":%zu,\"size\":%zu,\"window\":%zu,\"threads\":%zu,"
+                "\"seconds\":%.3f,\"messages\":%llu,\"msgs_per_s\":%.0f,\"mb_per_s\":%.2f,"
+                "\"p50_us\":%.2f,\"p99_us\":%.2f,\"p999_us\":%.2f,\"max_us\":%.2f,"
+                "\"connections_opened\":%zu,\"mismatches\":%llu,\"errors\":%llu",
+                o.connections, o.messageSize, o.window, std::min(o.threads, o.connections),
+                r.seconds, static_cast<unsigned long long>(r.messages), r.messagesPerSecond,
+                r.megabytesPerSecond, us(r.p50Ns), us(r.p99Ns), us(r.p999Ns), us(r.maxNs),
+                r.connectionsOpened, static_cast<unsigned long long>(r.mismatches),
+                static_cast<unsigned long long>(r.errors));
+  std::string out = buf;
+  if (!r.firstError.empty()) out += ",\"first_error\":\"" + jsonEscape(r.firstError) + "\"";
+  out += "}";
+  return out;
+}
+
+}  // namespace netbuf::tools

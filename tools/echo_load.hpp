@@ -1,0 +1,138 @@
+#pragma once
+// EchoLoad: the echo load generator behind `netbuf load echo` and `netbuf bench echo`, and the
+// latency histogram it records into.
+//
+// Each of C connections keeps W messages of N bytes in flight against an echo server:
+//
+//   connect all ─► write W messages (one batched write) ─► for every N bytes echoed back, send one
+//   more (writes batch: one write in flight per connection, messages owed meanwhile go out
+//   together in the next) ─► after warmup + duration, close everything and report.
+//
+// Message layout: | sequence number (8 bytes, little endian) | fixed pattern (N - 8 bytes) |.
+// Echo preserves order, so replies complete FIFO: the send time of each message sits in a ring of
+// W timestamps per connection, and the latency of a message is the time from the write that sent
+// it to the read that completed its last byte. The client checks every sequence number comes back
+// in order, and compares the pattern bytes in full for messages up to 1 KiB (only the first 64
+// pattern bytes of larger ones: a cheap check, not a full compare of each 16 KiB).
+//
+// Only messages completed in the measuring window [start + warmup, start + warmup + duration)
+// count. Socket errors, connect failures and mismatches are counted and reported, never thrown:
+// a connection that fails is closed and the others go on; when every connection has failed, the
+// run ends early.
+//
+// Threads: run() blocks; the connections are spread round robin over `threads` io_contexts, each
+// run by its own thread with its own statistics (merged at the end), so the hot path takes no lock
+// and allocates nothing per message. stop() may be called from any thread to end a run early.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace netbuf::tools {
+
+/// A log-linear (HDR-like) histogram of non-negative integers (nanoseconds here): values below 128
+/// are exact; above, each power of two is split into 128 buckets, so a reported value is within
+/// 1/128 (< 0.8%) of the recorded one. Fixed size (about 58 KiB), no allocation after construction.
+/// Not thread-safe: one per thread, merged afterwards.
+class LatencyHistogram {
+ public:
+  static constexpr unsigned kSubBucketBits = 7;
+  static constexpr std::size_t kSubBuckets = std::size_t{1} << kSubBucketBits;
+  static constexpr std::size_t kBuckets = (64 - kSubBucketBits + 1) * kSubBuckets;
+
+  LatencyHistogram();
+
+  void record(std::uint64_t value) noexcept {
+    ++counts_[indexOf(value)];
+    ++count_;
+    if (value > max_) max_ = value;
+    if (value < min_) min_ = value;
+  }
+  void merge(const LatencyHistogram& other) noexcept;
+  void reset() noexcept;
+
+  std::uint64_t count() const noexcept { return count_; }
+  /// Exact extremes of the recorded values (0 when empty).
+  std::uint64_t max() const noexcept { return max_; }
+  std::uint64_t min() const noexcept { return count_ == 0 ? 0 : min_; }
+  /// The value at quantile q in [0, 1] (nearest rank: the smallest recorded value v such that at
+  /// least q of the values are <= v), reported as the highest value of its bucket, clamped to
+  /// [min(), max()]. 0 when empty.
+  std::uint64_t percentile(double q) const noexcept;
+
+  static std::size_t indexOf(std::uint64_t value) noexcept {
+    if (value < kSubBuckets) return static_cast<std::size_t>(value);
+    const unsigned e = 63u - static_cast<unsigned>(__builtin_clzll(value));  // >= kSubBucketBits
+    const unsigned shift = e - kSubBucketBits;
+    return (shift + 1) * kSubBuckets + static_cast<std::size_t>((value >> shift) - kSubBuckets);
+  }
+  /// The highest value that lands in bucket `index`.
+  static std::uint64_t highestOf(std::size_t index) noexcept;
+
+ private:
+  std::vector<std::uint64_t> counts_;
+  std::uint64_t count_ = 0;
+  std::uint64_t max_ = 0;
+  std::uint64_t min_ = UINT64_MAX;
+};
+
+struct EchoLoadOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::size_t connections = 1;
+  std::size_t messageSize = 128;  ///< bytes per message, >= 8 (the sequence number)
+  std::size_t window = 1;         ///< messages in flight per connection, >= 1
+  double durationSeconds = 5.0;   ///< the measuring window
+  double warmupSeconds = 0.5;     ///< runs before the window, not counted
+  std::size_t threads = 1;        ///< client io_contexts/threads (capped at `connections`)
+
+  /// Empty when valid, else what is wrong (run() throws std::invalid_argument with it).
+  std::string validate() const;
+};
+
+struct EchoLoadResult {
+  std::size_t connectionsRequested = 0;
+  std::size_t connectionsOpened = 0;
+  double seconds = 0;          ///< length of the measuring window actually run
+  std::uint64_t messages = 0;  ///< echoed messages completed in the window
+  std::uint64_t bytes = 0;     ///< echoed payload bytes of those messages (messages * N)
+  double messagesPerSecond = 0;
+  double megabytesPerSecond = 0;  ///< bytes / seconds / 1e6 (the echoed payload, counted once)
+  std::uint64_t p50Ns = 0, p99Ns = 0, p999Ns = 0, maxNs = 0;  ///< latency in the window
+  std::uint64_t errors = 0;      ///< connect failures and socket errors (any time)
+  std::uint64_t mismatches = 0;  ///< echoed bytes that were not what was sent
+  std::string firstError;        ///< the first error's description, empty if none
+
+  bool ok() const noexcept { return errors == 0 && mismatches == 0 && messages > 0; }
+};
+
+class EchoLoad {
+ public:
+  explicit EchoLoad(EchoLoadOptions options);
+  EchoLoad(const EchoLoad&) = delete;
+  EchoLoad& operator=(const EchoLoad&) = delete;
+
+  /// Connects, runs warmup + duration (or until stop() or every connection failed), and reports.
+  /// Throws std::invalid_argument for invalid options; network failures are in the result.
+  /// May be called again after it returned.
+  EchoLoadResult run();
+
+  /// Ends the run in progress early, and any later run() at once (after connecting): sticky.
+  /// May be called from any thread.
+  void stop() noexcept { stopRequested_.store(true, std::memory_order_relaxed); }
+
+  const EchoLoadOptions& options() const noexcept { return options_; }
+
+ private:
+  EchoLoadOptions options_;
+  std::atomic<bool> stopRequested_{false};
+};
+
+/// One human-readable table row (see echoTableHeader()) and one JSON object for a result.
+std::string echoTableHeader();
+std::string echoTableRow(const EchoLoadOptions& options, const EchoLoadResult& result);
+std::string echoJson(const EchoLoadOptions& options, const EchoLoadResult& result);
+
+}  // namespace netbuf::tools

@@ -1,0 +1,86 @@
+#include "netbuf_echo_server.hpp"
+
+#include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
+#include <netbuf/transport/bootstrap.hpp>
+#include <stdexcept>
+
+namespace netbuf::tools {
+
+namespace {
+
+class EchoHandler final : public ChannelHandler {
+ public:
+  explicit EchoHandler(std::shared_ptr<NetbufEchoServer::Stats> stats) : stats_(std::move(stats)) {}
+
+  void channelActive(ChannelHandlerContext& ctx) override {
+    stats_->accepted.fetch_add(1, std::memory_order_relaxed);
+    stats_->open.fetch_add(1, std::memory_order_relaxed);
+    ctx.fireChannelActive();
+  }
+  void channelInactive(ChannelHandlerContext& ctx) override {
+    stats_->open.fetch_sub(1, std::memory_order_relaxed);
+    ctx.fireChannelInactive();
+  }
+  void channelRead(ChannelHandlerContext& ctx, Message msg) override {
+    if (msg.is<ByteBuf>()) pending_ += msg.as<ByteBuf>().readableBytes();
+    ctx.write(std::move(msg));  // the read buffer goes back out as it is
+  }
+  void channelReadComplete(ChannelHandlerContext& ctx) override {
+    stats_->bytesEchoed.fetch_add(pending_, std::memory_order_relaxed);
+    pending_ = 0;
+    ctx.flush();
+  }
+  void channelWritabilityChanged(ChannelHandlerContext& ctx) override {
+    // The client is not reading its replies: stop reading its requests until it catches up.
+    static_cast<SocketChannel&>(ctx.channel()).setAutoRead(ctx.channel().isWritable());
+    ctx.fireChannelWritabilityChanged();
+  }
+  void exceptionCaught(ChannelHandlerContext& ctx, std::exception_ptr) override { ctx.close(); }
+
+ private:
+  std::shared_ptr<NetbufEchoServer::Stats> stats_;
+  std::uint64_t pending_ = 0;
+};
+
+}  // namespace
+
+struct NetbufEchoServer::Impl {
+  PooledByteBufAllocator alloc;
+  EventLoopGroup group;
+  std::unique_ptr<ServerChannel> server;
+  explicit Impl(std::size_t threads) : group(threads) {}
+};
+
+NetbufEchoServer::NetbufEchoServer(AsioEchoServerOptions options) : options_(std::move(options)) {}
+
+NetbufEchoServer::~NetbufEchoServer() { stop(); }
+
+void NetbufEchoServer::start() {
+  if (impl_) throw std::logic_error("NetbufEchoServer already started");
+  if (options_.threads == 0) throw std::invalid_argument("NetbufEchoServer needs >= 1 thread");
+  auto impl = std::make_unique<Impl>(options_.threads);
+  ChannelOptions child;
+  child.allocator = &impl->alloc;
+  auto stats = stats_;
+  impl->server = ServerBootstrap()
+                     .group(impl->group)
+                     .childOptions(child)
+                     .childInitializer([stats](SocketChannel& ch) {
+                       ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(stats));
+                     })
+                     .bind(options_.address, options_.port);
+  port_.store(impl->server->port(), std::memory_order_release);
+  impl_ = std::move(impl);
+}
+
+void NetbufEchoServer::stop() {
+  if (!impl_) return;
+  impl_->server->close();
+  impl_->server->closeChildren();
+  impl_->group.shutdownGracefully(std::chrono::milliseconds(50), std::chrono::seconds(5));
+  impl_->server.reset();
+  impl_.reset();
+  port_.store(0, std::memory_order_release);
+}
+
+}  // namespace netbuf::tools
