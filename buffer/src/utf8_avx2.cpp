@@ -671,6 +671,28 @@ NETBUF_AVX2 inline char16_t* compactGroups(const __m128i (&groups)[4], unsigned 
   return d;
 }
 
+/// compactGroups for a range that may start inside a group (after a 4-byte sequence, whose two
+/// units were written in place of four bytes): a group's 8-unit store could then reach past the
+/// block's 32-unit budget, so a store that would pass `limit` writes only its units, one by one.
+NETBUF_AVX2 inline char16_t* compactGroupsBounded(const __m128i (&groups)[4], unsigned ends,
+                                                  unsigned first, unsigned last, char16_t* d,
+                                                  const char16_t* limit) noexcept {
+  for (unsigned g = first; g <= last; ++g) {
+    const unsigned m = (ends >> (8 * g)) & 0xFF;
+    const __m128i units = _mm_shuffle_epi8(groups[g], load128(kCompactUnits.shuffle[m]));
+    const unsigned count = static_cast<unsigned>(popcount(m));
+    if (d + 8 <= limit) {
+      store128(d, units);
+    } else {
+      alignas(16) char16_t tmp[8];
+      store128(tmp, units);
+      for (unsigned k = 0; k < count; ++k) d[k] = tmp[k];
+    }
+    d += count;
+  }
+  return d;
+}
+
 /// Decodes from the code point boundary p (32 readable bytes; `avail` of them are input) and
 /// returns the bytes consumed (at least 1, at most 32; a code point boundary). Writes the units at
 /// d, with stores reaching at most 32 units past the old d (units never outnumber bytes). Where
@@ -732,12 +754,14 @@ NETBUF_AVX2 inline std::size_t decodeBlock(const Validator& v, const u8* p, std:
     d = compactGroups(groups, ends & ((1u << boundary) - 1), 0, 3, d);
     return boundary;
   }
+  // Stores stay inside the 32 units the caller reserved from the block's first unit.
+  const char16_t* const limit = d + 32;
   unsigned pos = 0;
   for (;;) {
     const unsigned stop = four != 0 ? static_cast<unsigned>(__builtin_ctz(four)) : boundary;
     if (stop > pos) {
       const unsigned range = ends & ((1u << stop) - 1) & ~((1u << pos) - 1);
-      d = compactGroups(groups, range, pos / 8, (stop - 1) / 8, d);
+      d = compactGroupsBounded(groups, range, pos / 8, (stop - 1) / 8, d, limit);
     }
     if (stop == boundary) return boundary;
     char32_t c;
