@@ -401,3 +401,49 @@ TEST_CASE("TCP: IPv6 loopback, when the machine has it") {
   CHECK(eventually([&] { return col->text() == "six"; }));
   onLoop(*client, [&] { CHECK(client->remoteEndpoint().address().is_v6()); });
 }
+
+TEST_CASE("TCP: graceful shutdown stops accepting, lets queued writes drain, closes channels") {
+  constexpr std::size_t kTotal = 2 * 1024 * 1024;
+  struct Sender : ChannelHandler {
+    void channelActive(ChannelHandlerContext& ctx) override {
+      // Everything queued at once: far above the water mark, so most of it is still queued when
+      // the shutdown begins.
+      for (std::size_t sent = 0; sent < kTotal; sent += 64 * 1024) {
+        ByteBuf b = ctx.alloc().buffer(64 * 1024);
+        b.writeZero(64 * 1024);
+        ctx.write(std::move(b));
+      }
+      ctx.flush();
+    }
+  };
+  EventLoopGroup serverGroup(1);
+  EventLoopGroup clientGroup(1);
+  auto server = ServerBootstrap()
+                    .group(serverGroup)
+                    .childInitializer([](SocketChannel& ch) {
+                      ch.pipeline().addLast("send", std::make_unique<Sender>());
+                    })
+                    .bind("127.0.0.1", 0);
+  const unsigned short port = server->port();
+  ChannelOptions slow;
+  slow.receiveBufferSize = 32 * 1024;
+  auto client = Bootstrap()
+                    .group(clientGroup)
+                    .options(slow)
+                    .handler([](SocketChannel& ch) {
+                      ch.pipeline().addLast("collect", std::make_unique<Collector>());
+                    })
+                    .connect("127.0.0.1", port);
+  auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
+  REQUIRE(eventually([&] { return col->size() > 0; }));
+  CHECK(serverGroup.loop(0).openChannels() == 1);
+  serverGroup.shutdownGracefully(0ms, 10s);
+  CHECK(serverGroup.loop(0).openChannels() == 0);
+  // Everything queued before the shutdown arrived, then the connection closed.
+  CHECK(eventually([&] { return col->inactive.load(); }));
+  CHECK(col->size() == kTotal);
+  // The acceptor was closed: nobody listens on the port any more.
+  CHECK_THROWS_AS(Bootstrap().group(clientGroup).connectTimeout(2s).connect("127.0.0.1", port),
+                  std::system_error);
+  server.reset();  // after its group: the acceptor is already closed, nothing touches the loop
+}

@@ -164,7 +164,17 @@ std::unique_ptr<ServerChannel> ServerBootstrap::bind(const std::string& address,
   check("listen");
   state->local = state->acceptor.local_endpoint(ec);
   check("local_endpoint");
-  state->loop->execute([state] { state->acceptNext(); });
+  state->loop->execute([state] {
+    // Graceful shutdown of the group stops accepting first.
+    state->loop->addShutdownHook([weak = std::weak_ptr<ServerChannel::State>(state)] {
+      if (auto s = weak.lock()) {
+        s->closed.store(true, std::memory_order_release);
+        boost::system::error_code ignored;
+        s->acceptor.close(ignored);
+      }
+    });
+    state->acceptNext();
+  });
   return std::unique_ptr<ServerChannel>(new ServerChannel(std::move(state)));
 }
 

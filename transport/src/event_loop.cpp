@@ -48,6 +48,28 @@ ScheduledTask EventLoop::schedule(std::chrono::nanoseconds delay, std::function<
   return ScheduledTask(std::move(state));
 }
 
+std::uint64_t EventLoop::addShutdownHook(std::function<void()> fn) {
+  const std::uint64_t id = nextHookId_++;
+  shutdownHooks_.emplace_back(id, std::move(fn));
+  return id;
+}
+
+void EventLoop::removeShutdownHook(std::uint64_t id) noexcept {
+  std::erase_if(shutdownHooks_, [id](const auto& h) { return h.first == id; });
+}
+
+void EventLoop::runShutdownHooks() noexcept {
+  // A hook may remove itself (a channel closing): run a copy.
+  auto hooks = shutdownHooks_;
+  for (auto& h : hooks) {
+    try {
+      h.second();
+    } catch (...) {
+      reportFailure(std::current_exception());
+    }
+  }
+}
+
 void EventLoop::reject() const {
   throw RejectedExecutionError(fmt::format("event loop {} has shut down: task rejected", index_));
 }
@@ -109,6 +131,7 @@ bool EventLoopGroup::quiet(std::chrono::nanoseconds quietPeriod,
   const std::int64_t now = EventLoop::nowNs();
   for (const auto& l : loops_) {
     if (l->pending_.load(std::memory_order_acquire) != 0) return false;
+    if (l->channels_.load(std::memory_order_acquire) != 0) return false;
     const std::int64_t last = std::max(sinceNs, l->lastSubmitNs_.load(std::memory_order_relaxed));
     if (now - last < quietPeriod.count()) return false;
   }
@@ -126,6 +149,10 @@ void EventLoopGroup::shutdownGracefully(std::chrono::milliseconds quietPeriod,
   if (isTerminated()) return;
   shuttingDown_.store(true, std::memory_order_release);
   const std::int64_t startNs = EventLoop::nowNs();
+  for (auto& l : loops_) {
+    EventLoop* loop = l.get();
+    loop->execute([loop] { loop->runShutdownHooks(); });
+  }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const auto nap = std::clamp<std::chrono::nanoseconds>(
       quietPeriod / 4, std::chrono::milliseconds(1), std::chrono::milliseconds(10));

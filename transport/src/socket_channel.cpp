@@ -80,6 +80,10 @@ void SocketChannel::start(const Initializer& init) {
                        ignored);
   }
   if (init) init(*this);
+  loop_->channelOpened();
+  shutdownHook_ = loop_->addShutdownHook([weak = weak_from_this()] {
+    if (auto self = weak.lock()) self->closeGracefully();
+  });
   active_ = true;
   pipeline().fireChannelActive();
   if (open_ && autoRead_) startRead();
@@ -205,6 +209,10 @@ void SocketChannel::startWrite() {
     if (l != nullptr) l->operationComplete({});
   }
   if (flushed_.empty() || !open_) {
+    if (flushed_.empty() && closeWhenDrained_ && open_ && unflushed_.empty()) {
+      doClose();
+      return;
+    }
     if (flushed_.empty() && shutdownOutputPending_ && open_) {
       shutdownOutputPending_ = false;
       outputShutdown_ = true;
@@ -265,6 +273,13 @@ void SocketChannel::onWritten(const boost::system::error_code& ec, std::size_t n
   startWrite();
 }
 
+void SocketChannel::closeGracefully() {
+  if (!open_) return;
+  closeWhenDrained_ = true;
+  doFlush();
+  if (!writing_) startWrite();  // nothing in flight: closes now (or starts the last writes)
+}
+
 void SocketChannel::shutdownOutput() {
   if (!open_ || outputShutdown_) return;
   shutdownOutputPending_ = true;
@@ -293,6 +308,11 @@ void SocketChannel::closeWithError(const boost::system::error_code& ec) {
 void SocketChannel::doClose() {
   if (!open_) return;
   open_ = false;
+  if (shutdownHook_ != 0) {  // set by start(): the channel counted itself in on its loop
+    loop_->removeShutdownHook(shutdownHook_);
+    loop_->channelClosed();
+    shutdownHook_ = 0;
+  }
   boost::system::error_code ignored;
   socket_.close(ignored);
   const auto aborted = std::make_error_code(std::errc::operation_canceled);

@@ -14,9 +14,10 @@
 // Exceptions: a task's exception never escapes the loop thread: it is caught, reported on stderr
 // (naming the loop) and counted by tasksFailed(); the loop goes on.
 //
-// Shutdown: shutdownGracefully(quietPeriod, timeout) waits until no task has been submitted for
-// quietPeriod (counted from the shutdown's start at the earliest) and every submitted task has run
-// (or until timeout has passed), then stops every
+// Shutdown: shutdownGracefully(quietPeriod, timeout) first runs every loop's shutdown hooks (open
+// channels flush what they have queued and close, acceptors stop accepting), then waits until every
+// channel has closed, no task has been submitted for quietPeriod (counted from the shutdown's start
+// at the earliest) and every submitted task has run (or until timeout has passed), then stops every
 // loop and joins its thread. From then on execute() throws RejectedExecutionError; tasks still
 // queued when the timeout cut the wait, and scheduled tasks not yet due, are destroyed without
 // running. Nothing runs on the group's threads after shutdownGracefully() returns. The destructor
@@ -96,6 +97,16 @@ class EventLoop final : public ChannelExecutor {
   /// Throws RejectedExecutionError once the loop has shut down.
   ScheduledTask schedule(std::chrono::nanoseconds delay, std::function<void()> task) override;
 
+  /// Graceful-shutdown hooks (for channels and acceptors living on this loop): fn runs on this
+  /// loop when its group's shutdownGracefully() begins. Both calls on the loop thread only.
+  std::uint64_t addShutdownHook(std::function<void()> fn);
+  void removeShutdownHook(std::uint64_t id) noexcept;
+  /// Open channels on this loop that graceful shutdown waits for (channels count themselves in
+  /// and out; readable from any thread).
+  void channelOpened() noexcept { channels_.fetch_add(1, std::memory_order_relaxed); }
+  void channelClosed() noexcept { channels_.fetch_sub(1, std::memory_order_release); }
+  std::size_t openChannels() const noexcept { return channels_.load(std::memory_order_acquire); }
+
   /// Tasks submitted with execute() and not yet run.
   std::size_t pendingTasks() const noexcept { return pending_.load(std::memory_order_acquire); }
   /// Tasks (execute or schedule) that threw.
@@ -153,6 +164,11 @@ class EventLoop final : public ChannelExecutor {
   std::atomic<std::size_t> pending_{0};
   std::atomic<std::int64_t> lastSubmitNs_{0};
   std::atomic<std::uint64_t> failed_{0};
+  std::atomic<std::size_t> channels_{0};
+  // Loop thread only.
+  std::vector<std::pair<std::uint64_t, std::function<void()>>> shutdownHooks_;
+  std::uint64_t nextHookId_ = 1;
+  void runShutdownHooks() noexcept;
 };
 
 class EventLoopGroup {

@@ -19,8 +19,10 @@
 // water mark (default 32 KiB) it turns true again and fires again.
 //
 // Closing: close() (or a read error, EOF, a peer reset) closes the socket, fails queued writes,
-// fires channelInactive once and runs the close listeners. shutdownOutput() half-closes: queued
-// writes are flushed first, then the write side is shut down; reading goes on.
+// fires channelInactive once and runs the close listeners. closeGracefully() (run for every open
+// channel when its group shuts down gracefully) first lets the queued writes go out.
+// shutdownOutput() half-closes: queued writes are flushed first, then the write side is shut down;
+// reading goes on.
 //
 // Lifetime: channels are held by std::shared_ptr; pending socket operations hold one, so a channel
 // lives until it is closed and its operations have completed. All methods run on the channel's
@@ -87,6 +89,8 @@ class SocketChannel final : public Channel, public std::enable_shared_from_this<
   bool isAutoRead() const noexcept { return autoRead_; }
   /// Turns reading on (starting a read if none is pending) or off (after the pending one).
   void setAutoRead(bool on);
+  /// Flushes what is queued and closes once it has been written (what graceful shutdown does).
+  void closeGracefully();
   /// Half-close: flushes what is queued, then shuts the socket's write side down.
   void shutdownOutput();
   bool isOutputShutdown() const noexcept { return outputShutdown_; }
@@ -140,6 +144,8 @@ class SocketChannel final : public Channel, public std::enable_shared_from_this<
   bool autoRead_ = true;
   bool outputShutdown_ = false;
   bool shutdownOutputPending_ = false;
+  bool closeWhenDrained_ = false;
+  std::uint64_t shutdownHook_ = 0;  // on loop_, while open
 };
 
 }  // namespace netbuf
