@@ -8,6 +8,8 @@
 #include <exception>
 #include <netbuf/codec/codec_errors.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace netbuf::fuzz {
 
@@ -43,6 +45,26 @@ inline std::string describe(const std::exception_ptr& e) {
   } catch (const CodecError&) {
     fail("unexpected CodecError kind");
   }
+}
+
+/// The stream part of a fuzz input and where to cut it into reads: cutCount read lengths (1..256)
+/// are taken from data[at...], the rest of the input is the stream.
+struct FuzzReads {
+  std::string_view stream;
+  std::vector<std::size_t> cuts;
+};
+inline FuzzReads splitReads(const std::uint8_t* data, std::size_t size, std::size_t at,
+                            std::size_t cutCount) {
+  std::vector<std::size_t> steps;
+  for (; cutCount > 0 && at < size; --cutCount) steps.push_back(data[at++] + 1U);
+  FuzzReads r{std::string_view(reinterpret_cast<const char*>(data) + at, size - at), {}};
+  std::size_t pos = 0;
+  for (std::size_t step : steps) {
+    pos += step;
+    if (pos >= r.stream.size()) break;
+    r.cuts.push_back(pos);
+  }
+  return r;
 }
 
 }  // namespace netbuf::fuzz

@@ -196,18 +196,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   p.strip = data[3] % 9;
   p.maxFrameLength = static_cast<std::size_t>(data[4]) + 1;
   const bool includes = (data[0] & 0x80) != 0;
-  std::size_t cutCount = data[5] % 8;
-  std::size_t at = 6;
-  std::vector<std::size_t> steps;
-  for (; cutCount > 0 && at < size; --cutCount) steps.push_back(data[at++] + 1U);
-  const std::string_view stream(reinterpret_cast<const char*>(data) + at, size - at);
-  std::vector<std::size_t> cuts;
-  std::size_t pos = 0;
-  for (std::size_t step : steps) {
-    pos += step;
-    if (pos >= stream.size()) break;
-    cuts.push_back(pos);
-  }
+  const FuzzReads reads = splitReads(data, size, 6, data[5] % 8);
+  const std::string_view stream = reads.stream;
+  const std::vector<std::size_t>& cuts = reads.cuts;
 
   const bool valid = p.offset + p.length <= p.maxFrameLength;
   try {

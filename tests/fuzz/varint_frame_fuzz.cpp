@@ -142,18 +142,9 @@ void roundTrip(std::string_view s, const std::vector<std::size_t>& cuts) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
   const std::size_t maxFrameLength = static_cast<std::size_t>(data[0]) + 1;
-  std::size_t cutCount = data[1] % 8;
-  std::size_t at = 2;
-  std::vector<std::size_t> steps;
-  for (; cutCount > 0 && at < size; --cutCount) steps.push_back(data[at++] + 1U);
-  const std::string_view stream(reinterpret_cast<const char*>(data) + at, size - at);
-  std::vector<std::size_t> cuts;
-  std::size_t pos = 0;
-  for (std::size_t step : steps) {
-    pos += step;
-    if (pos >= stream.size()) break;
-    cuts.push_back(pos);
-  }
+  const FuzzReads reads = splitReads(data, size, 2, data[1] % 8);
+  const std::string_view stream = reads.stream;
+  const std::vector<std::size_t>& cuts = reads.cuts;
   try {
     const auto merge = decode(maxFrameLength, Cumulator::Merge, stream, cuts);
     const auto composite = decode(maxFrameLength, Cumulator::Composite, stream, cuts);

@@ -87,6 +87,34 @@ void onLoop(SocketChannel& ch, Fn fn) {
 
 ByteBuf text(std::string_view s) { return Unpooled::copiedBuffer(s); }
 
+/// A server on 127.0.0.1:0 whose channels each get one EchoHandler (counting into inactive).
+std::unique_ptr<ServerChannel> echoServer(EventLoopGroup& group,
+                                          std::atomic<int>* inactive = nullptr,
+                                          const std::string& address = "127.0.0.1") {
+  return ServerBootstrap()
+      .group(group)
+      .childInitializer([inactive](SocketChannel& ch) {
+        ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(inactive));
+      })
+      .bind(address, 0);
+}
+
+/// A client connected to host:port whose pipeline is one Collector (returned through col).
+std::shared_ptr<SocketChannel> collectingClient(EventLoopGroup& group, const std::string& host,
+                                                unsigned short port, Collector*& col,
+                                                const ChannelOptions& options = {}) {
+  auto ch = Bootstrap()
+                .group(group)
+                .options(options)
+                .connectTimeout(5s)
+                .handler([](SocketChannel& c) {
+                  c.pipeline().addLast("collect", std::make_unique<Collector>());
+                })
+                .connect(host, port);
+  col = static_cast<Collector*>(ch->pipeline().get("collect"));
+  return ch;
+}
+
 }  // namespace
 
 TEST_CASE("TCP: echo round trip, addresses, options, close on both sides") {
@@ -100,15 +128,9 @@ TEST_CASE("TCP: echo round trip, addresses, options, close on both sides") {
                     })
                     .bind("127.0.0.1", 0);
   REQUIRE(server->port() != 0);
-  auto client = Bootstrap()
-                    .group(group)
-                    .connectTimeout(5s)
-                    .handler([&](SocketChannel& ch) {
-                      ch.pipeline().addLast("collect", std::make_unique<Collector>());
-                    })
-                    .connect("127.0.0.1", server->port());
+  Collector* col = nullptr;
+  auto client = collectingClient(group, "127.0.0.1", server->port(), col);
   REQUIRE(client);
-  auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
   REQUIRE(col != nullptr);
   CHECK(client->isActive());
   onLoop(*client, [&] {
@@ -143,19 +165,9 @@ TEST_CASE("TCP: echo round trip, addresses, options, close on both sides") {
 
 TEST_CASE("TCP: gather writes of composites, write listeners, writes after close fail") {
   EventLoopGroup group(1);
-  auto server = ServerBootstrap()
-                    .group(group)
-                    .childInitializer([](SocketChannel& ch) {
-                      ch.pipeline().addLast("echo", std::make_unique<EchoHandler>());
-                    })
-                    .bind("127.0.0.1", 0);
-  auto client = Bootstrap()
-                    .group(group)
-                    .handler([](SocketChannel& ch) {
-                      ch.pipeline().addLast("collect", std::make_unique<Collector>());
-                    })
-                    .connect("127.0.0.1", server->port());
-  auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
+  auto server = echoServer(group);
+  Collector* col = nullptr;
+  auto client = collectingClient(group, "127.0.0.1", server->port(), col);
   struct Listener : WriteListener {
     std::atomic<int> ok{0}, failed{0};
     void operationComplete(std::error_code ec) noexcept override { ec ? ++failed : ++ok; }
@@ -181,20 +193,10 @@ TEST_CASE("TCP: gather writes of composites, write listeners, writes after close
 TEST_CASE("TCP: half-close delivers queued data, then EOF; a peer reset is an inactive event") {
   EventLoopGroup group(2);
   std::atomic<int> serverInactive{0};
-  auto server = ServerBootstrap()
-                    .group(group)
-                    .childInitializer([&](SocketChannel& ch) {
-                      ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(&serverInactive));
-                    })
-                    .bind("127.0.0.1", 0);
+  auto server = echoServer(group, &serverInactive);
   SUBCASE("shutdownOutput") {
-    auto client = Bootstrap()
-                      .group(group)
-                      .handler([](SocketChannel& ch) {
-                        ch.pipeline().addLast("collect", std::make_unique<Collector>());
-                      })
-                      .connect("127.0.0.1", server->port());
-    auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
+    Collector* col = nullptr;
+    auto client = collectingClient(group, "127.0.0.1", server->port(), col);
     onLoop(*client, [&] {
       client->write(text("last words"));
       client->shutdownOutput();
@@ -266,14 +268,8 @@ TEST_CASE("TCP: water marks bound a fast writer to a slow reader") {
   ChannelOptions clientOpts;
   clientOpts.autoRead = false;  // the slow reader: reads nothing at first
   clientOpts.receiveBufferSize = 64 * 1024;
-  auto client = Bootstrap()
-                    .group(group)
-                    .options(clientOpts)
-                    .handler([](SocketChannel& ch) {
-                      ch.pipeline().addLast("collect", std::make_unique<Collector>());
-                    })
-                    .connect("127.0.0.1", server->port());
-  auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
+  Collector* col = nullptr;
+  auto client = collectingClient(group, "127.0.0.1", server->port(), col, clientOpts);
   REQUIRE(eventually([&] { return ready.load() && producer->unwritableSeen.load() >= 1; }));
   std::this_thread::sleep_for(50ms);
   CHECK_FALSE(producer->done.load());  // blocked by the water mark, not buffering 8 MiB
@@ -289,12 +285,7 @@ TEST_CASE("TCP: water marks bound a fast writer to a slow reader") {
 TEST_CASE("TCP: many concurrent connections, each echoed exactly") {
   EventLoopGroup serverGroup(2);
   EventLoopGroup clientGroup(2);
-  auto server = ServerBootstrap()
-                    .group(serverGroup)
-                    .childInitializer([](SocketChannel& ch) {
-                      ch.pipeline().addLast("echo", std::make_unique<EchoHandler>());
-                    })
-                    .bind("127.0.0.1", 0);
+  auto server = echoServer(serverGroup);
   constexpr int kConnections = 200;
   std::vector<std::shared_ptr<SocketChannel>> clients;
   std::atomic<int> connected{0};
@@ -351,13 +342,8 @@ TEST_CASE("TCP: a handler's exception closes its channel; refused and timed-out 
                       ch.pipeline().addLast("count", std::make_unique<EchoHandler>(&inactive));
                     })
                     .bind("127.0.0.1", 0);
-  auto client = Bootstrap()
-                    .group(group)
-                    .handler([](SocketChannel& ch) {
-                      ch.pipeline().addLast("collect", std::make_unique<Collector>());
-                    })
-                    .connect("127.0.0.1", server->port());
-  auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
+  Collector* col = nullptr;
+  auto client = collectingClient(group, "127.0.0.1", server->port(), col);
   onLoop(*client, [&] { client->writeAndFlush(text("boom")); });
   CHECK(eventually([&] { return inactive.load() == 1; }));  // the server closed the channel
   CHECK(eventually([&] { return col->inactive.load(); }));
@@ -380,23 +366,13 @@ TEST_CASE("TCP: IPv6 loopback, when the machine has it") {
   EventLoopGroup group(1);
   std::unique_ptr<ServerChannel> server;
   try {
-    server = ServerBootstrap()
-                 .group(group)
-                 .childInitializer([](SocketChannel& ch) {
-                   ch.pipeline().addLast("echo", std::make_unique<EchoHandler>());
-                 })
-                 .bind("::1", 0);
+    server = echoServer(group, nullptr, "::1");
   } catch (const std::system_error&) {
     MESSAGE("no IPv6 loopback here: skipped");
     return;
   }
-  auto client = Bootstrap()
-                    .group(group)
-                    .handler([](SocketChannel& ch) {
-                      ch.pipeline().addLast("collect", std::make_unique<Collector>());
-                    })
-                    .connect("::1", server->port());
-  auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
+  Collector* col = nullptr;
+  auto client = collectingClient(group, "::1", server->port(), col);
   onLoop(*client, [&] { client->writeAndFlush(text("six")); });
   CHECK(eventually([&] { return col->text() == "six"; }));
   onLoop(*client, [&] { CHECK(client->remoteEndpoint().address().is_v6()); });
@@ -427,14 +403,8 @@ TEST_CASE("TCP: graceful shutdown stops accepting, lets queued writes drain, clo
   const unsigned short port = server->port();
   ChannelOptions slow;
   slow.receiveBufferSize = 32 * 1024;
-  auto client = Bootstrap()
-                    .group(clientGroup)
-                    .options(slow)
-                    .handler([](SocketChannel& ch) {
-                      ch.pipeline().addLast("collect", std::make_unique<Collector>());
-                    })
-                    .connect("127.0.0.1", port);
-  auto* col = static_cast<Collector*>(client->pipeline().get("collect"));
+  Collector* col = nullptr;
+  auto client = collectingClient(clientGroup, "127.0.0.1", port, col, slow);
   REQUIRE(eventually([&] { return col->size() > 0; }));
   CHECK(serverGroup.loop(0).openChannels() == 1);
   serverGroup.shutdownGracefully(0ms, 10s);
