@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
 #include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/read.hpp>
@@ -223,7 +224,7 @@ TEST_CASE("TCP: half-close delivers queued data, then EOF; a peer reset is an in
 
 TEST_CASE("TCP: water marks bound a fast writer to a slow reader") {
   EventLoopGroup group(2);
-  constexpr std::size_t kTotal = 8 * 1024 * 1024;
+  constexpr std::size_t kTotal = 64 * 1024 * 1024;  // the issue's size
   constexpr std::size_t kChunk = 16 * 1024;
   struct Producer : ChannelHandler {
     std::size_t written = 0;
@@ -272,7 +273,7 @@ TEST_CASE("TCP: water marks bound a fast writer to a slow reader") {
   auto client = collectingClient(group, "127.0.0.1", server->port(), col, clientOpts);
   REQUIRE(eventually([&] { return ready.load() && producer->unwritableSeen.load() >= 1; }));
   std::this_thread::sleep_for(50ms);
-  CHECK_FALSE(producer->done.load());  // blocked by the water mark, not buffering 8 MiB
+  CHECK_FALSE(producer->done.load());  // blocked by the water mark, not buffering 64 MiB
   onLoop(*client, [&] { client->setAutoRead(true); });
   REQUIRE(eventually([&] { return col->size() == kTotal; }));
   CHECK(producer->done.load());
@@ -286,7 +287,13 @@ TEST_CASE("TCP: many concurrent connections, each echoed exactly") {
   EventLoopGroup serverGroup(2);
   EventLoopGroup clientGroup(2);
   auto server = echoServer(serverGroup);
-  constexpr int kConnections = 200;
+  // 500 connections need ~1000 descriptors here (both ends): raise the soft limit if it is lower.
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < 2048 && lim.rlim_max > lim.rlim_cur) {
+    lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, 2048);
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+  constexpr int kConnections = 500;  // the issue's count
   std::vector<std::shared_ptr<SocketChannel>> clients;
   std::atomic<int> connected{0};
   std::atomic<int> failed{0};
