@@ -31,7 +31,8 @@ struct Options {
 void printBenchUsage(std::FILE* out) {
   std::fprintf(out,
                "usage: netbuf bench strings [--seconds S] [--json] [--data DIR]\n"
-               "       netbuf bench echo --help   (echo server/client matrix)\n\n"
+               "       netbuf bench echo --help   (echo server/client matrix)\n"
+               "       netbuf bench accept --help (accepting: one acceptor or one per loop)\n\n"
                "  --seconds S  total measuring time, spread over all rows (default 3)\n"
                "  --json       machine-readable output on stdout\n"
                "  --data DIR   directory holding bench-strings/ (default %s)\n",
@@ -172,8 +173,10 @@ int runBench(const std::vector<std::string_view>& args) {
   }
   if (args[0] == "echo")
     return runBenchEcho(std::vector<std::string_view>(args.begin() + 1, args.end()));
+  if (args[0] == "accept")
+    return runBenchAccept(std::vector<std::string_view>(args.begin() + 1, args.end()));
   if (args[0] != "strings") {
-    std::fprintf(stderr, "netbuf bench: unknown suite '%.*s' (available: strings, echo)\n",
+    std::fprintf(stderr, "netbuf bench: unknown suite '%.*s' (available: strings, echo, accept)\n",
                  static_cast<int>(args[0].size()), args[0].data());
     return kExitUsage;
   }

@@ -22,5 +22,7 @@ int runLoad(const std::vector<std::string_view>& args);
 
 /// `netbuf bench echo`: the arguments after "echo" (tools/echo_command.cpp).
 int runBenchEcho(const std::vector<std::string_view>& args);
+/// `netbuf bench accept`: connections accepted per second, single acceptor vs one per loop.
+int runBenchAccept(const std::vector<std::string_view>& args);
 
 }  // namespace netbuf::tools

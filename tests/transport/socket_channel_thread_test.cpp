@@ -424,3 +424,32 @@ TEST_CASE("TCP: graceful shutdown stops accepting, lets queued writes drain, clo
                   std::system_error);
   server.reset();  // after its group: the acceptor is already closed, nothing touches the loop
 }
+
+TEST_CASE("TCP: one SO_REUSEPORT acceptor per loop serves every connection on its own loop") {
+  EventLoopGroup group(2);
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .acceptorPerLoop(true)
+                    .childInitializer([](SocketChannel& ch) {
+                      ch.pipeline().addLast("echo", std::make_unique<EchoHandler>());
+                    })
+                    .bind("127.0.0.1", 0);
+  EventLoopGroup clientGroup(1);
+  std::vector<std::shared_ptr<SocketChannel>> clients;
+  std::vector<Collector*> cols;
+  for (int i = 0; i < 40; ++i) {
+    Collector* col = nullptr;
+    clients.push_back(collectingClient(clientGroup, "127.0.0.1", server->port(), col));
+    cols.push_back(col);
+    auto& ch = clients.back();
+    onLoop(*ch, [&] { ch->writeAndFlush(text("ping")); });
+  }
+  for (Collector* col : cols) CHECK(eventually([&] { return col->text() == "ping"; }));
+  CHECK(server->acceptedCount() == 40);
+  // The kernel spread the connections over both acceptors (2^-39 odds of all on one).
+  CHECK(group.loop(0).openChannels() > 0);
+  CHECK(group.loop(1).openChannels() > 0);
+  CHECK(group.loop(0).openChannels() + group.loop(1).openChannels() == 40);
+  server->closeChildren();
+  CHECK(eventually([&] { return server->openChildren() == 0; }));
+}

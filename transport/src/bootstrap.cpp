@@ -24,6 +24,7 @@ struct ServerChannel::State : std::enable_shared_from_this<ServerChannel::State>
   tcp::endpoint local;
   ChannelOptions options;
   SocketChannel::Initializer init;
+  bool ownLoopChildren = false;  // acceptor per loop: children stay on this loop
   std::atomic<std::size_t> accepted{0};
   std::atomic<bool> closed{false};
   std::mutex childrenMutex;  // children are registered from every loop
@@ -31,7 +32,7 @@ struct ServerChannel::State : std::enable_shared_from_this<ServerChannel::State>
 
   void acceptNext() {
     if (closed.load(std::memory_order_acquire)) return;
-    EventLoop& child = group->next();
+    EventLoop& child = ownLoopChildren ? *loop : group->next();
     acceptor.async_accept(child.context(),
                           [self = shared_from_this(), &child](const boost::system::error_code& ec,
                                                               tcp::socket socket) mutable {
@@ -72,24 +73,31 @@ struct ServerChannel::State : std::enable_shared_from_this<ServerChannel::State>
 
 ServerChannel::~ServerChannel() { close(); }
 
-tcp::endpoint ServerChannel::localEndpoint() const { return state_->local; }
+tcp::endpoint ServerChannel::localEndpoint() const { return states_.front()->local; }
 
 std::size_t ServerChannel::acceptedCount() const noexcept {
-  return state_->accepted.load(std::memory_order_relaxed);
+  std::size_t n = 0;
+  for (const auto& st : states_) n += st->accepted.load(std::memory_order_relaxed);
+  return n;
 }
 
 std::size_t ServerChannel::openChildren() const {
-  std::lock_guard<std::mutex> g(state_->childrenMutex);
   std::size_t n = 0;
-  for (const auto& w : state_->children) {
-    if (auto ch = w.lock(); ch && ch->isOpen()) ++n;
+  for (const auto& st : states_) {
+    std::lock_guard<std::mutex> g(st->childrenMutex);
+    for (const auto& w : st->children) {
+      if (auto ch = w.lock(); ch && ch->isOpen()) ++n;
+    }
   }
   return n;
 }
 
 void ServerChannel::close() {
-  if (state_->closed.exchange(true)) return;
-  auto state = state_;
+  for (const auto& st : states_) closeOne(st);
+}
+
+void ServerChannel::closeOne(const std::shared_ptr<State>& state) {
+  if (state->closed.exchange(true)) return;
   auto closeAcceptor = [state] {
     boost::system::error_code ignored;
     state->acceptor.close(ignored);
@@ -117,9 +125,9 @@ void ServerChannel::close() {
 
 void ServerChannel::closeChildren() {
   std::vector<std::shared_ptr<SocketChannel>> open;
-  {
-    std::lock_guard<std::mutex> g(state_->childrenMutex);
-    for (const auto& w : state_->children) {
+  for (const auto& st : states_) {
+    std::lock_guard<std::mutex> g(st->childrenMutex);
+    for (const auto& w : st->children) {
       if (auto ch = w.lock()) open.push_back(std::move(ch));
     }
   }
@@ -136,46 +144,61 @@ void ServerChannel::closeChildren() {
 std::unique_ptr<ServerChannel> ServerBootstrap::bind(const std::string& address,
                                                      unsigned short port) {
   if (group_ == nullptr) throw IllegalStateError("ServerBootstrap::bind without a group()");
-  auto state = std::make_shared<ServerChannel::State>(*group_, group_->next());
-  state->options = childOptions_;
-  state->init = init_;
   boost::system::error_code ec;
   const auto ip = boost::asio::ip::make_address(address, ec);
   if (ec) throw std::system_error(ec.value(), std::system_category(), "invalid address " + address);
-  const tcp::endpoint ep(ip, port);
-  // Set up before the acceptor is shared with its loop: no other thread touches it yet.
   auto check = [&](const char* what) {
     if (ec) {
       throw std::system_error(ec.value(), std::system_category(),
                               fmt::format("{} {}:{}", what, address, port));
     }
   };
-  state->acceptor.open(ep.protocol(), ec);
-  check("open");
-  state->acceptor.set_option(tcp::acceptor::reuse_address(reuseAddress_), ec);
-  check("SO_REUSEADDR");
-  if (ep.protocol() == tcp::v6()) {
-    state->acceptor.set_option(boost::asio::ip::v6_only(false), ec);
-    ec.clear();  // dual stack where the system allows it
+  using ReusePort = boost::asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+  std::vector<std::shared_ptr<ServerChannel::State>> states;
+  const std::size_t acceptors = acceptorPerLoop_ ? group_->size() : 1;
+  tcp::endpoint ep(ip, port);
+  for (std::size_t a = 0; a < acceptors; ++a) {
+    EventLoop& loop = acceptorPerLoop_ ? group_->loop(a) : group_->next();
+    auto state = std::make_shared<ServerChannel::State>(*group_, loop);
+    state->options = childOptions_;
+    state->init = init_;
+    state->ownLoopChildren = acceptorPerLoop_;
+    // Set up before the acceptor is shared with its loop: no other thread touches it yet.
+    state->acceptor.open(ep.protocol(), ec);
+    check("open");
+    state->acceptor.set_option(tcp::acceptor::reuse_address(reuseAddress_), ec);
+    check("SO_REUSEADDR");
+    if (acceptorPerLoop_) {
+      state->acceptor.set_option(ReusePort(true), ec);
+      check("SO_REUSEPORT");
+    }
+    if (ep.protocol() == tcp::v6()) {
+      state->acceptor.set_option(boost::asio::ip::v6_only(false), ec);
+      ec.clear();  // dual stack where the system allows it
+    }
+    state->acceptor.bind(ep, ec);
+    check("bind");
+    state->acceptor.listen(backlog_, ec);
+    check("listen");
+    state->local = state->acceptor.local_endpoint(ec);
+    check("local_endpoint");
+    ep = state->local;  // the other acceptors share the port chosen for the first (port 0)
+    states.push_back(std::move(state));
   }
-  state->acceptor.bind(ep, ec);
-  check("bind");
-  state->acceptor.listen(backlog_, ec);
-  check("listen");
-  state->local = state->acceptor.local_endpoint(ec);
-  check("local_endpoint");
-  state->loop->execute([state] {
-    // Graceful shutdown of the group stops accepting first.
-    state->loop->addShutdownHook([weak = std::weak_ptr<ServerChannel::State>(state)] {
-      if (auto s = weak.lock()) {
-        s->closed.store(true, std::memory_order_release);
-        boost::system::error_code ignored;
-        s->acceptor.close(ignored);
-      }
+  for (auto& state : states) {
+    state->loop->execute([state] {
+      // Graceful shutdown of the group stops accepting first.
+      state->loop->addShutdownHook([weak = std::weak_ptr<ServerChannel::State>(state)] {
+        if (auto s = weak.lock()) {
+          s->closed.store(true, std::memory_order_release);
+          boost::system::error_code ignored;
+          s->acceptor.close(ignored);
+        }
+      });
+      state->acceptNext();
     });
-    state->acceptNext();
-  });
-  return std::unique_ptr<ServerChannel>(new ServerChannel(std::move(state)));
+  }
+  return std::unique_ptr<ServerChannel>(new ServerChannel(std::move(states)));
 }
 
 // ------------------------------------------------------------------ Bootstrap

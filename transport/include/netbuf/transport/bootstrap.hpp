@@ -11,11 +11,10 @@
 //                       .bind("127.0.0.1", 0);          // port 0: any free port
 //     unsigned short port = server->port();
 //
-// Accepting: one acceptor, on one loop of the group, hands each accepted socket to the next loop
-// of the group (round robin), where its SocketChannel is built, initialised and started. (The
-// alternative, one SO_REUSEPORT acceptor per loop, lets the kernel spread connections instead; the
-// single acceptor keeps the spread even and accept() is not the bottleneck for the connection
-// counts measured here. docs/transport.md.)
+// Accepting: by default one acceptor, on one loop of the group, hands each accepted socket to the
+// next loop of the group (round robin), where its SocketChannel is built, initialised and started.
+// acceptorPerLoop(true) binds one SO_REUSEPORT acceptor per loop instead (the kernel spreads the
+// connections). docs/transport.md has the measurement behind the default.
 //
 // Bootstrap connects: resolve, connect with a timeout, then the same SocketChannel and initializer.
 
@@ -28,6 +27,7 @@
 #include <netbuf/transport/socket_channel.hpp>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace netbuf {
 
@@ -55,8 +55,9 @@ class ServerChannel {
 
  private:
   friend class ServerBootstrap;
-  explicit ServerChannel(std::shared_ptr<State> state) : state_(std::move(state)) {}
-  std::shared_ptr<State> state_;
+  explicit ServerChannel(std::vector<std::shared_ptr<State>> states) : states_(std::move(states)) {}
+  void closeOne(const std::shared_ptr<State>& state);
+  std::vector<std::shared_ptr<State>> states_;  // one per acceptor
 };
 
 class ServerBootstrap {
@@ -83,6 +84,14 @@ class ServerBootstrap {
     reuseAddress_ = on;
     return *this;
   }
+  /// One acceptor per loop, all bound to the same port with SO_REUSEPORT, each keeping the
+  /// connections it accepts on its own loop (the kernel spreads connections over them), instead of
+  /// the default single acceptor handing sockets out round robin. `netbuf bench accept` measures
+  /// both (docs/transport.md).
+  ServerBootstrap& acceptorPerLoop(bool on) {
+    acceptorPerLoop_ = on;
+    return *this;
+  }
   /// Listens on address:port (IPv4 or IPv6 literal; port 0 picks a free port) and starts
   /// accepting. Throws std::system_error when the socket cannot be bound, IllegalStateError
   /// without a group.
@@ -94,6 +103,7 @@ class ServerBootstrap {
   SocketChannel::Initializer init_;
   int backlog_ = boost::asio::socket_base::max_listen_connections;
   bool reuseAddress_ = true;
+  bool acceptorPerLoop_ = false;
 };
 
 class Bootstrap {
