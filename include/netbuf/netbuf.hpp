@@ -25,7 +25,7 @@
 #include <netbuf/codec/string_codec.hpp>
 #include <netbuf/codec/varint32_frame_decoder.hpp>
 #include <netbuf/codec/varint32_length_field_prepender.hpp>
-#include <netbuf/transport/event_loop.hpp>
+#include <netbuf/transport/bootstrap.hpp>
 #include <netbuf/transport/channel.hpp>
 #include <netbuf/transport/channel_executor.hpp>
 #include <netbuf/transport/channel_handler.hpp>
@@ -33,7 +33,7 @@
 #include <netbuf/transport/channel_pipeline.hpp>
 #include <netbuf/transport/codec_channel_handler.hpp>
 #include <netbuf/transport/embedded_channel.hpp>
-#include <netbuf/transport/message.hpp>
-#include <netbuf/transport/bootstrap.hpp>
-#include <netbuf/transport/socket_channel.hpp>
+#include <netbuf/transport/event_loop.hpp>
 #include <netbuf/transport/idle_state_handler.hpp>
+#include <netbuf/transport/message.hpp>
+#include <netbuf/transport/socket_channel.hpp>

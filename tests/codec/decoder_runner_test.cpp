@@ -34,6 +34,9 @@ TEST_CASE("DecoderRunner: feed, feedInChunks and feedSplitAt give the same strea
   d.feedInChunks("abcdefg", 0).finish();            // chunk size 0 means one byte
   for (auto* r : {&a, &b, &c, &d}) CHECK(transcriptOf(*r) == Transcript{"abc", "def"});
   CHECK(b.decoder().bytesReceived() == 7);
+  // The high-water mark of undecoded bytes after each read: 2 ("ab"), then 1 ("g") at most.
+  CHECK(b.maxBuffered() == 2);
+  CHECK(a.maxBuffered() == 1);
   CHECK(b.decoder().bytesDropped() == 1);
 }
 

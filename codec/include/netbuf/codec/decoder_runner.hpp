@@ -11,6 +11,7 @@
 // read would; feed(ByteBuf) hands a buffer over as is. Errors (CodecErrors) are recorded, not
 // thrown; other exceptions propagate.
 
+#include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <netbuf/buffer/byte_buf.hpp>
@@ -43,6 +44,8 @@ class DecoderRunner {
   DecoderRunner& feed(In&& in) {
     decoder_.channelRead(std::forward<In>(in), messages_, recorder());
     decoder_.channelReadComplete();
+    if constexpr (requires { decoder_.actualReadableBytes(); })
+      maxBuffered_ = std::max(maxBuffered_, decoder_.actualReadableBytes());
     return *this;
   }
   DecoderRunner& feed(std::string_view bytes) {
@@ -72,6 +75,10 @@ class DecoderRunner {
     return *this;
   }
 
+  /// The most bytes the decoder held undecoded after any read so far (its cumulation's high-water
+  /// mark: what memory-bound tests check). Always 0 for decoders without a cumulation.
+  std::size_t maxBuffered() const noexcept { return maxBuffered_; }
+
   std::vector<OutputType>& messages() noexcept { return messages_; }
   const std::vector<RecordedError>& errors() const noexcept { return errors_; }
   /// Rethrows error i (for REQUIRE_THROWS_AS and inspection of its type and fields).
@@ -85,6 +92,7 @@ class DecoderRunner {
   Decoder decoder_;
   std::vector<OutputType> messages_;
   std::vector<RecordedError> errors_;
+  std::size_t maxBuffered_ = 0;
 };
 
 }  // namespace netbuf
