@@ -1,0 +1,208 @@
+#include <netbuf/codec/document.hpp>
+// (first include: proves the header is self-contained)
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <cstring>
+#include <netbuf/buffer/utf8.hpp>
+#include <new>
+
+namespace netbuf {
+
+namespace {
+// Block headers are padded to 16 bytes so that the usable area starts 16-aligned.
+constexpr std::size_t kHeader = 16;
+}  // namespace
+
+Document::Document(Document&& o) noexcept
+    : root_(o.root_),
+      cur_(o.cur_),
+      end_(o.end_),
+      head_(o.head_),
+      firstBlockSize_(o.firstBlockSize_),
+      used_(o.used_),
+      reserved_(o.reserved_),
+      kept_(std::move(o.kept_)) {
+  o.root_ = Value();
+  o.cur_ = o.end_ = nullptr;
+  o.head_ = nullptr;
+  o.used_ = o.reserved_ = 0;
+  o.kept_.clear();
+}
+
+Document& Document::operator=(Document&& o) noexcept {
+  if (this != &o) {
+    freeBlocks(head_);
+    kept_.clear();
+    root_ = o.root_;
+    cur_ = o.cur_;
+    end_ = o.end_;
+    head_ = o.head_;
+    firstBlockSize_ = o.firstBlockSize_;
+    used_ = o.used_;
+    reserved_ = o.reserved_;
+    kept_ = std::move(o.kept_);
+    o.root_ = Value();
+    o.cur_ = o.end_ = nullptr;
+    o.head_ = nullptr;
+    o.used_ = o.reserved_ = 0;
+    o.kept_.clear();
+  }
+  return *this;
+}
+
+Document::~Document() { freeBlocks(head_); }
+
+void Document::freeBlocks(Block* b) noexcept {
+  while (b != nullptr) {
+    Block* next = b->next;
+    ::operator delete (static_cast<void*>(b), std::align_val_t{kHeader});
+    b = next;
+  }
+}
+
+void Document::clear() noexcept {
+  root_ = Value();
+  kept_.clear();
+  used_ = 0;
+  if (head_ == nullptr) return;
+  // Keep the largest block, free the others.
+  Block* best = head_;
+  for (Block* b = head_->next; b != nullptr; b = b->next) {
+    if (b->size > best->size) best = b;
+  }
+  for (Block* b = head_; b != nullptr;) {
+    Block* next = b->next;
+    if (b != best) ::operator delete (static_cast<void*>(b), std::align_val_t{kHeader});
+    b = next;
+  }
+  if (best->size > kMaxBlock) {
+    // A dedicated block for one huge value: do not hold on to it.
+    ::operator delete (static_cast<void*>(best), std::align_val_t{kHeader});
+    head_ = nullptr;
+    cur_ = end_ = nullptr;
+    reserved_ = 0;
+    return;
+  }
+  best->next = nullptr;
+  head_ = best;
+  reserved_ = best->size;
+  cur_ = reinterpret_cast<std::byte*>(best) + kHeader;
+  end_ = cur_ + best->size;
+}
+
+std::byte* Document::allocateSlow(std::size_t n) {
+  if (n > SIZE_MAX / 2) throw std::bad_alloc();
+  const std::size_t rounded = n == 0 ? 8 : (n + 7) & ~std::size_t{7};
+  std::size_t next = head_ == nullptr ? firstBlockSize_ : std::min(head_->size * 2, kMaxBlock);
+  next = std::max(next, firstBlockSize_);
+  const bool dedicated = rounded > next;  // a big request gets a block of its own
+  const std::size_t size = dedicated ? rounded : next;
+  void* raw = ::operator new (kHeader + size, std::align_val_t{kHeader});
+  auto* block = static_cast<Block*>(raw);
+  block->size = size;
+  reserved_ += size;
+  used_ += rounded;
+  std::byte* base = static_cast<std::byte*>(raw) + kHeader;
+  if (dedicated && head_ != nullptr) {
+    // Link it behind the current block so the current block's free space stays in use.
+    block->next = head_->next;
+    head_->next = block;
+    return base;
+  }
+  block->next = head_;
+  head_ = block;
+  cur_ = base + rounded;
+  end_ = base + size;
+  return base;
+}
+
+void Document::keepAlive(ByteBuf buf) {
+  if (buf) kept_.push_back(std::move(buf));
+}
+
+Value Document::str(std::string_view text) {
+  const std::size_t bad =
+      utf8::firstInvalidUtf8(reinterpret_cast<const std::byte*>(text.data()), text.size());
+  if (bad != utf8::npos) {
+    throw Utf8Error(fmt::format("Document::str: ill-formed UTF-8 at offset {}", bad), bad);
+  }
+  return strUnchecked(text);
+}
+
+Value Document::strUnchecked(std::string_view text, bool invalidUtf8) {
+  std::byte* p = allocateBytes(text.size());
+  if (!text.empty()) std::memcpy(p, text.data(), text.size());
+  return Value::strView(std::string_view(reinterpret_cast<const char*>(p), text.size()),
+                        invalidUtf8);
+}
+
+Value Document::bin(std::span<const std::byte> bytes) {
+  std::byte* p = allocateBytes(bytes.size());
+  if (!bytes.empty()) std::memcpy(p, bytes.data(), bytes.size());
+  return Value::binView({p, bytes.size()});
+}
+
+Value Document::ext(std::int8_t type, std::span<const std::byte> data) {
+  std::byte* p = allocateBytes(data.size());
+  if (!data.empty()) std::memcpy(p, data.data(), data.size());
+  return Value::extView(type, {p, data.size()});
+}
+
+std::span<Value> Document::allocateArray(std::size_t n) {
+  if (n > SIZE_MAX / sizeof(Value)) throw std::bad_alloc();
+  auto* p = reinterpret_cast<Value*>(allocateBytes(n * sizeof(Value)));
+  std::uninitialized_default_construct_n(p, n);
+  return {p, n};
+}
+
+std::span<Member> Document::allocateMap(std::size_t n) {
+  if (n > SIZE_MAX / sizeof(Member)) throw std::bad_alloc();
+  auto* p = reinterpret_cast<Member*>(allocateBytes(n * sizeof(Member)));
+  std::uninitialized_default_construct_n(p, n);
+  return {p, n};
+}
+
+Value Document::array(std::span<const Value> elements) {
+  auto out = allocateArray(elements.size());
+  std::copy(elements.begin(), elements.end(), out.begin());
+  return Value::arrayView(out);
+}
+
+Value Document::map(std::span<const Member> members) {
+  auto out = allocateMap(members.size());
+  std::copy(members.begin(), members.end(), out.begin());
+  return Value::mapView(out);
+}
+
+ByteBuf Document::retainedSlice(const Value& v, ByteBufAllocator& alloc) const {
+  std::span<const std::byte> bytes;
+  switch (v.type()) {
+    case ValueType::Str: {
+      const auto s = v.asStr();
+      bytes = {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+      break;
+    }
+    case ValueType::Bin:
+      bytes = v.asBin();
+      break;
+    case ValueType::Ext:
+      bytes = v.extData();
+      break;
+    default:
+      throw ValueTypeError(ValueType::Bin, v.type());
+  }
+  // Pointer comparisons across unrelated objects go through uintptr_t (well defined there).
+  const auto p = reinterpret_cast<std::uintptr_t>(bytes.data());
+  for (const ByteBuf& k : kept_) {
+    const auto base = reinterpret_cast<std::uintptr_t>(k.data());
+    if (p >= base && p - base <= k.capacity() && bytes.size() <= k.capacity() - (p - base)) {
+      return k.retainedSlice(p - base, bytes.size());
+    }
+  }
+  ByteBuf copy = alloc.buffer(bytes.size(), bytes.size());
+  copy.writeBytes(bytes);
+  return copy;
+}
+
+}  // namespace netbuf

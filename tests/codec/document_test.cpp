@@ -1,0 +1,125 @@
+#include <netbuf/codec/document.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using namespace netbuf;
+
+namespace {
+std::span<const std::byte> bytes(std::string_view s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+}  // namespace
+
+TEST_CASE("Document: builders copy into the arena") {
+  Document doc;
+  std::string text = "netbuf";
+  const Value s = doc.str(text);
+  text[0] = 'X';  // the Value holds its own copy
+  CHECK(s.asStr() == "netbuf");
+  CHECK(doc.bin(bytes(std::string_view("\x00\x01", 2))).asBin().size() == 2);
+  const Value e = doc.ext(9, bytes("xyz"));
+  CHECK(e.extType() == 9);
+  CHECK(std::string_view(reinterpret_cast<const char*>(e.extData().data()), 3) == "xyz");
+  CHECK(doc.str("").asStr().empty());
+
+  const Value arr = doc.array({Value::uinteger(1), s});
+  const Value map = doc.map({{doc.str("name"), s}, {doc.str("list"), arr}});
+  doc.setRoot(map);
+  CHECK(doc.root()["name"].asStr() == "netbuf");
+  CHECK(doc.root()["list"][0].asUInt64() == 1);
+  CHECK(doc.arenaUsed() > 0);
+  CHECK(doc.arenaReserved() >= doc.arenaUsed());
+}
+
+TEST_CASE("Document: str validates UTF-8, strUnchecked does not") {
+  Document doc;
+  CHECK(doc.str("h\xc3\xa9").asStr() == "h\xc3\xa9");
+  try {
+    (void)doc.str("ab\xc3(");
+    FAIL("no throw");
+  } catch (const Utf8Error& e) {
+    CHECK(e.offset() == 2);
+  }
+  const Value raw = doc.strUnchecked("\xff", true);
+  CHECK(raw.hasInvalidUtf8());
+  CHECK(raw.asStr() == "\xff");
+}
+
+TEST_CASE("Document: allocations are aligned and survive block changes and moves") {
+  Document doc(64);  // tiny first block: forces several blocks
+  std::vector<Value> made;
+  for (int i = 0; i < 200; ++i) {
+    auto span = doc.allocateArray(3);
+    CHECK(reinterpret_cast<std::uintptr_t>(span.data()) % alignof(Value) == 0);
+    for (const Value& v : span) CHECK(v.isNil());  // default-initialised
+    span[0] = doc.str(std::to_string(i));
+    made.push_back(Value::arrayView(span));
+  }
+  auto* odd = doc.allocateBytes(3);
+  CHECK(reinterpret_cast<std::uintptr_t>(odd) % 8 == 0);
+  CHECK(doc.allocateBytes(0) != nullptr);
+  // A request larger than any block gets its own block.
+  auto big = doc.allocateMap(100000);
+  CHECK(big.size() == 100000);
+  CHECK(doc.arenaReserved() >= 100000 * sizeof(Member));
+
+  Document moved = std::move(doc);
+  for (int i = 0; i < 200; ++i) CHECK(made[i][0].asStr() == std::to_string(i));
+  Document assigned;
+  (void)assigned.str("old contents");
+  assigned = std::move(moved);
+  CHECK(made[199][0].asStr() == "199");
+  CHECK(moved.arenaReserved() == 0);  // NOLINT: moved-from is empty by contract
+}
+
+TEST_CASE("Document: clear keeps one block for reuse and forgets the rest") {
+  Document doc(256);
+  for (int i = 0; i < 100; ++i) (void)doc.str(std::string(100, 'x'));
+  const std::size_t reservedBefore = doc.arenaReserved();
+  doc.setRoot(Value::uinteger(1));
+  doc.keepAlive(Unpooled::copiedBuffer(std::string_view("abc")));
+  doc.clear();
+  CHECK(doc.root().isNil());
+  CHECK(doc.keptBuffers().empty());
+  CHECK(doc.arenaUsed() == 0);
+  CHECK(doc.arenaReserved() > 0);
+  CHECK(doc.arenaReserved() < reservedBefore);
+  // Reuse: allocating what fits in the kept block reserves nothing more.
+  const std::size_t kept = doc.arenaReserved();
+  (void)doc.str(std::string(100, 'y'));
+  CHECK(doc.arenaReserved() == kept);
+
+  // A huge dedicated block is not kept.
+  Document big;
+  (void)big.allocateBytes(8u << 20);
+  big.clear();
+  CHECK(big.arenaReserved() == 0);
+}
+
+TEST_CASE("Document: retainedSlice shares kept buffers and copies the rest") {
+  Document doc;
+  ByteBuf input = Unpooled::copiedBuffer(std::string_view("headerPAYLOADtail"));
+  const auto* base = input.data();
+  doc.keepAlive(std::move(input));
+  doc.keepAlive(ByteBuf());  // ignored
+  CHECK(doc.keptBuffers().size() == 1);
+  const Value payload = Value::binView({base + 6, 7});
+  ByteBuf slice = doc.retainedSlice(payload);
+  CHECK(slice.readableStringView() == "PAYLOAD");
+  CHECK(slice.data() == base + 6);  // zero copy
+  CHECK(doc.keptBuffers()[0].refCnt() == 2);
+
+  const Value str = Value::strView(std::string_view(reinterpret_cast<const char*>(base), 6));
+  CHECK(doc.retainedSlice(str).readableStringView() == "header");
+
+  const Value own = doc.bin(bytes("copied"));
+  ByteBuf copy = doc.retainedSlice(own);
+  CHECK(copy.readableStringView() == "copied");
+  CHECK(copy.data() != own.asBin().data());
+
+  CHECK(doc.retainedSlice(doc.ext(3, bytes("e"))).readableStringView() == "e");
+  CHECK_THROWS_AS(doc.retainedSlice(Value::uinteger(1)), ValueTypeError);
+}
