@@ -1,0 +1,305 @@
+// JSON benchmarks (issue 9): netbuf's JSON codec beside nlohmann::json 3.11 and RapidJSON 1.1
+// (Debian's nlohmann-json3-dev and rapidjson-dev; used only here), on the issue's workloads:
+//
+//   small    canonical serialization of the Perl benchmark's hash {"z":"z","a":"a","c":["2","1"]}
+//            (keys sorted on every call; all three must print {"a":"a","c":["2","1"],"z":"z"}):
+//              netbuf/canonical     a Value tree built in insertion order z, a, c ->
+//                                   json::write(canonical) into a reused ByteBuf
+//              nlohmann/dump        nlohmann::json (std::map keeps keys sorted) -> dump()
+//              rapidjson/sorted     a rapidjson::Document whose members are sorted per call
+//                                   (std::sort over its members), Writer into a StringBuffer
+//   twitter  a synthetic twitter-like document of ~600 KB (generated below: 300 statuses with
+//            users, entities, URLs, hashtags, non-ASCII text and escapes)
+//              serialize: netbuf/write (compact), rapidjson/writer, nlohmann/dump
+//              parse:     netbuf/parse (into a Document cleared per call; strings without escapes
+//                         are views), rapidjson/dom (Document::Parse into a fresh Document per
+//                         call: the issue's baseline), nlohmann/parse
+//
+// Sanity: all three parse the generated text to documents that re-serialise to the same bytes
+// (compact, insertion order); the canonical rows are checked for the exact expected output.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <netbuf/codec/document.hpp>
+#include <netbuf/codec/json/json_parser.hpp>
+#include <netbuf/codec/json/json_writer.hpp>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <string>
+
+using namespace netbuf;
+
+namespace {
+
+[[noreturn]] void die(const char* what) {
+  std::fprintf(stderr, "json_bench: sanity check failed: %s\n", what);
+  std::abort();
+}
+
+constexpr std::string_view kSmallCanonical = R"({"a":"a","c":["2","1"],"z":"z"})";
+
+// ---------------------------------------------------------------------------- small
+
+void BM_SmallCanonical_Netbuf(benchmark::State& state) {
+  Document doc;
+  const Value v = doc.map({{doc.str("z"), doc.str("z")},
+                           {doc.str("a"), doc.str("a")},
+                           {doc.str("c"), doc.array({doc.str("2"), doc.str("1")})}});
+  ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(256);
+  JsonWriteOptions options;
+  options.canonical = true;
+  for (auto _ : state) {
+    buf.clear();
+    json::write(v, buf, options);
+    benchmark::DoNotOptimize(buf.readPtr());
+  }
+  if (buf.readableStringView() != kSmallCanonical) die("netbuf canonical output");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SmallCanonical_Netbuf)->Name("small/netbuf/canonical");
+
+void BM_SmallCanonical_Nlohmann(benchmark::State& state) {
+  nlohmann::json j;
+  j["z"] = "z";
+  j["a"] = "a";
+  j["c"] = nlohmann::json::array({"2", "1"});
+  std::string out;
+  for (auto _ : state) {
+    out = j.dump();
+    benchmark::DoNotOptimize(out.data());
+  }
+  if (out != kSmallCanonical) die("nlohmann output");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SmallCanonical_Nlohmann)->Name("small/nlohmann/dump");
+
+struct NameLess {
+  bool operator()(const rapidjson::Value::Member& a, const rapidjson::Value::Member& b) const {
+    const std::string_view x(a.name.GetString(), a.name.GetStringLength());
+    const std::string_view y(b.name.GetString(), b.name.GetStringLength());
+    return x < y;
+  }
+};
+
+void BM_SmallCanonical_RapidJson(benchmark::State& state) {
+  rapidjson::Document d;
+  d.SetObject();
+  auto& a = d.GetAllocator();
+  d.AddMember("z", "z", a);
+  d.AddMember("a", "a", a);
+  rapidjson::Value arr(rapidjson::kArrayType);
+  arr.PushBack("2", a).PushBack("1", a);
+  d.AddMember("c", arr, a);
+  rapidjson::StringBuffer sb;
+  for (auto _ : state) {
+    std::sort(d.MemberBegin(), d.MemberEnd(), NameLess());
+    sb.Clear();
+    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+    d.Accept(w);
+    benchmark::DoNotOptimize(sb.GetString());
+  }
+  if (std::string_view(sb.GetString(), sb.GetSize()) != kSmallCanonical) die("rapidjson output");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SmallCanonical_RapidJson)->Name("small/rapidjson/sorted");
+
+// ---------------------------------------------------------------------------- twitter-like
+
+void appendEscaped(std::string& out, std::string_view s) {
+  out += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+/// ~600 KB of twitter-search-like JSON, deterministic (fixed seed).
+const std::string& twitterText() {
+  static std::string* text = [] {
+    std::mt19937_64 rng(42);
+    const char* words[] = {"netbuf", "server", "buffer", "caf\xc3\xa9", "\xe6\x9d\xb1\xe4\xba\xac",
+                           "latency", "\"quoted\"", "line\nbreak", "throughput", "\xf0\x9f\x98\x80",
+                           "zero-copy", "pipeline", "C++", "asio", "event", "loop"};
+    auto word = [&] { return std::string(words[rng() % std::size(words)]); };
+    auto sentence = [&](int n) {
+      std::string s;
+      for (int i = 0; i < n; ++i) {
+        if (i) s += ' ';
+        s += word();
+      }
+      return s;
+    };
+    auto* out = new std::string();
+    std::string& o = *out;
+    o += "{\"statuses\":[";
+    for (int i = 0; i < 300; ++i) {
+      if (i) o += ',';
+      const std::uint64_t id = 505874924095815681ULL + static_cast<std::uint64_t>(i) * 7919;
+      o += "{\"metadata\":{\"result_type\":\"recent\",\"iso_language_code\":\"ja\"},";
+      o += "\"created_at\":\"Sun Aug 31 00:29:15 +0000 2014\",";
+      o += "\"id\":" + std::to_string(id) + ",\"id_str\":\"" + std::to_string(id) + "\",";
+      o += "\"text\":";
+      appendEscaped(o, sentence(18));
+      o += ",\"source\":\"<a href=\\\"https://example.com/app\\\" rel=\\\"nofollow\\\">app</a>\",";
+      o += "\"truncated\":false,\"in_reply_to_status_id\":null,\"in_reply_to_user_id\":null,";
+      o += "\"user\":{\"id\":" + std::to_string(1186275104 + i) + ",\"id_str\":\"" +
+           std::to_string(1186275104 + i) + "\",\"name\":";
+      appendEscaped(o, sentence(2));
+      o += ",\"screen_name\":\"user_" + std::to_string(i) + "\",\"location\":";
+      appendEscaped(o, sentence(1));
+      o += ",\"description\":";
+      appendEscaped(o, sentence(40));
+      o += ",\"url\":null,\"entities\":{\"description\":{\"urls\":[]}},\"protected\":false,";
+      o += "\"followers_count\":" + std::to_string(rng() % 100000) +
+           ",\"friends_count\":" + std::to_string(rng() % 5000) +
+           ",\"listed_count\":" + std::to_string(rng() % 100) +
+           ",\"created_at\":\"Sat Feb 16 13:40:25 +0000 2013\",\"favourites_count\":" +
+           std::to_string(rng() % 20000) + ",\"utc_offset\":null,\"time_zone\":null,";
+      o += "\"geo_enabled\":false,\"verified\":false,\"statuses_count\":" +
+           std::to_string(rng() % 100000) + ",\"lang\":\"ja\",";
+      o += "\"profile_background_color\":\"C0DEED\",\"profile_image_url\":"
+           "\"http://pbs.twimg.com/profile_images/" +
+           std::to_string(rng()) + "/normal.jpeg\",\"profile_sidebar_fill_color\":\"DDEEF6\",";
+      o += "\"default_profile\":true,\"following\":false,\"notifications\":false},";
+      o += "\"geo\":null,\"coordinates\":null,\"place\":null,\"contributors\":null,";
+      o += "\"retweet_count\":" + std::to_string(rng() % 1000) +
+           ",\"favorite_count\":" + std::to_string(rng() % 1000) + ",";
+      o += "\"entities\":{\"hashtags\":[";
+      for (int h = 0; h < 3; ++h) {
+        if (h) o += ',';
+        o += "{\"text\":";
+        appendEscaped(o, word());
+        o += ",\"indices\":[" + std::to_string(h * 10) + "," + std::to_string(h * 10 + 8) + "]}";
+      }
+      o += "],\"symbols\":[],\"urls\":[{\"url\":\"http://t.co/" + std::to_string(rng() % 100000) +
+           "\",\"expanded_url\":\"https://example.com/a/b?c=" + std::to_string(i) +
+           "\",\"indices\":[60,82]}],\"user_mentions\":[]},";
+      o += "\"favorited\":false,\"retweeted\":false,\"possibly_sensitive\":false,"
+           "\"lang\":\"ja\",\"score\":" +
+           std::to_string(static_cast<double>(rng() % 100000) / 1000.0 + 0.0005) + "}";
+    }
+    o += "],\"search_metadata\":{\"completed_in\":0.087,\"max_id\":505874924095815681,"
+         "\"query\":\"%E4%B8%80\",\"count\":300,\"since_id\":0}}";
+    return out;
+  }();
+  return *text;
+}
+
+void BM_TwitterParse_Netbuf(benchmark::State& state) {
+  const std::string& text = twitterText();
+  Document doc;
+  for (auto _ : state) {
+    doc.clear();
+    json::parse(text, doc);
+    benchmark::DoNotOptimize(doc.root());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
+  state.counters["doc_bytes"] = static_cast<double>(text.size());
+}
+BENCHMARK(BM_TwitterParse_Netbuf)->Name("twitter/parse/netbuf");
+
+void BM_TwitterParse_RapidJson(benchmark::State& state) {
+  const std::string& text = twitterText();
+  for (auto _ : state) {
+    rapidjson::Document d;
+    d.Parse(text.data(), text.size());
+    if (d.HasParseError()) die("rapidjson parse");
+    benchmark::DoNotOptimize(d);
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
+}
+BENCHMARK(BM_TwitterParse_RapidJson)->Name("twitter/parse/rapidjson_dom");
+
+void BM_TwitterParse_Nlohmann(benchmark::State& state) {
+  const std::string& text = twitterText();
+  for (auto _ : state) {
+    nlohmann::json j = nlohmann::json::parse(text);
+    benchmark::DoNotOptimize(j);
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
+}
+BENCHMARK(BM_TwitterParse_Nlohmann)->Name("twitter/parse/nlohmann");
+
+void BM_TwitterWrite_Netbuf(benchmark::State& state) {
+  const std::string& text = twitterText();
+  Document doc;
+  json::parse(text, doc);
+  ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(text.size() + 4096);
+  for (auto _ : state) {
+    buf.clear();
+    json::write(doc.root(), buf);
+    benchmark::DoNotOptimize(buf.readPtr());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(buf.readableBytes()));
+}
+BENCHMARK(BM_TwitterWrite_Netbuf)->Name("twitter/write/netbuf");
+
+void BM_TwitterWrite_RapidJson(benchmark::State& state) {
+  const std::string& text = twitterText();
+  rapidjson::Document d;
+  d.Parse(text.data(), text.size());
+  rapidjson::StringBuffer sb;
+  for (auto _ : state) {
+    sb.Clear();
+    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+    d.Accept(w);
+    benchmark::DoNotOptimize(sb.GetString());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(sb.GetSize()));
+}
+BENCHMARK(BM_TwitterWrite_RapidJson)->Name("twitter/write/rapidjson");
+
+void BM_TwitterWrite_Nlohmann(benchmark::State& state) {
+  const nlohmann::json j = nlohmann::json::parse(twitterText());
+  std::string out;
+  for (auto _ : state) {
+    out = j.dump();
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(out.size()));
+}
+BENCHMARK(BM_TwitterWrite_Nlohmann)->Name("twitter/write/nlohmann");
+
+/// The three libraries agree on the document: netbuf's and RapidJSON's compact output (both keep
+/// member order) are byte-identical.
+void sanity() {
+  const std::string& text = twitterText();
+  Document doc;
+  json::parse(text, doc);
+  ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(text.size());
+  json::write(doc.root(), buf);
+  rapidjson::Document d;
+  d.Parse(text.data(), text.size());
+  rapidjson::StringBuffer sb;
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  d.Accept(w);
+  if (buf.readableStringView() != std::string_view(sb.GetString(), sb.GetSize())) {
+    die("netbuf and rapidjson serialise the twitter document differently");
+  }
+  const nlohmann::json j = nlohmann::json::parse(text);
+  if (!j.contains("statuses")) die("nlohmann parse");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sanity();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,125 @@
+#include <netbuf/codec/json/json_codec.hpp>
+
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <netbuf/codec/decoder_runner.hpp>
+#include <string>
+#include <vector>
+
+using namespace netbuf;
+
+namespace {
+
+/// Documents (as compact JSON) and errors ("!Kind@offset") in stream order.
+std::vector<std::string> transcript(DecoderRunner<JsonDecoder>& run) {
+  std::vector<std::string> t;
+  std::size_t e = 0;
+  auto& msgs = run.messages();
+  for (std::size_t i = 0; i <= msgs.size(); ++i) {
+    while (e < run.errors().size() && run.errors()[e].messagesBefore == i) {
+      try {
+        run.rethrowError(e++);
+      } catch (const JsonError& x) {
+        t.push_back(fmt::format("!Json{}@{}:{}:{}", jsonErrorCodeName(x.code()), x.offset(),
+                                x.line(), x.column()));
+      } catch (const TooLongFrameError& x) {
+        t.push_back(fmt::format("!TooLong@{}", x.offset()));
+      } catch (const CorruptedFrameError& x) {
+        t.push_back(fmt::format("!Corrupted@{}", x.offset()));
+      } catch (const std::exception& x) {
+        t.push_back(fmt::format("!other:{}", x.what()));
+      }
+    }
+    if (i < msgs.size()) t.push_back(json::toString(msgs[i].root()));
+  }
+  return t;
+}
+
+std::vector<std::string> decodeSplit(const JsonDecoderOptions& o, Cumulator c,
+                                     std::string_view input, const std::vector<std::size_t>& cuts) {
+  DecoderRunner<JsonDecoder> run(o, c);
+  run.feedSplitAt(input, cuts);
+  run.finish();
+  return transcript(run);
+}
+
+/// The same transcript whole, split at every position, and byte by byte, with both cumulators.
+void checkAllSplits(const JsonDecoderOptions& o, std::string_view input,
+                    const std::vector<std::string>& expected) {
+  for (Cumulator c : {Cumulator::Merge, Cumulator::Composite}) {
+    CAPTURE(static_cast<int>(c));
+    CHECK(decodeSplit(o, c, input, {}) == expected);
+    for (std::size_t cut = 1; cut < input.size(); ++cut) {
+      CAPTURE(cut);
+      CHECK(decodeSplit(o, c, input, {cut}) == expected);
+    }
+    std::vector<std::size_t> every;
+    for (std::size_t i = 1; i < input.size(); ++i) every.push_back(i);
+    CHECK(decodeSplit(o, c, input, every) == expected);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("JsonDecoder: one Document per top-level value, errors at stream offsets") {
+  const std::string input = R"({"a":1} [2,"x"]  {"b":tru} junk{"c":{"d":"\u00e9"}})"
+                            "\n[1,\n 2,,]{\"e\":[]}";
+  // 0: {"a":1}  8: [2,"x"]  17: {"b":tru} (error at 25)  27: junk  31: {"c":...}  52: [1,\n 2,,]
+  checkAllSplits({}, input,
+                 {R"({"a":1})", R"([2,"x"])", "!JsonSyntax@25:1:9", "!Corrupted@27",
+                  "{\"c\":{\"d\":\"\xC3\xA9\"}}", "!JsonSyntax@59:2:4", R"({"e":[]})"});
+}
+
+TEST_CASE("JsonDecoder: streamed array elements") {
+  JsonDecoderOptions o;
+  o.streamArrayElements = true;
+  const std::string input = R"([ 1 , "two", {"x":[1]} , [3,4], tru , {"y":2}] {"z":[5]} [[6]])";
+  checkAllSplits(o, input,
+                 {"1", R"("two")", R"({"x":[1]})", "[3,4]", "!JsonUnexpectedEnd@35:1:4",
+                  R"({"y":2})", R"({"z":[5]})", "[6]"});
+}
+
+TEST_CASE("JsonDecoder: limits of the framer and of the parser") {
+  JsonDecoderOptions o;
+  o.maxObjectLength = 16;
+  o.parse.maxStringLength = 3;
+  checkAllSplits(o, R"({"a":"abcd"} [1,2,3,4,5,6,7,8,9] {"b":"ok"})",
+                 {"!JsonStringLengthLimit@5:1:6", "!TooLong@13", R"({"b":"ok"})"});
+}
+
+TEST_CASE("JsonDecoder: documents view the received buffers; parse options apply") {
+  JsonDecoderOptions o;
+  o.parse.extendedTypes = true;
+  DecoderRunner<JsonDecoder> run(o);
+  run.feed(R"({"$bin":"AQI="} {"s":"text"})");
+  REQUIRE(run.messages().size() == 2);
+  CHECK(run.messages()[0].root().isBin());
+  const Document& d = run.messages()[1];
+  CHECK(d.keptBuffers().size() == 1);
+  ByteBuf s = d.retainedSlice(d.root()["s"]);
+  CHECK(s.readableStringView() == "text");
+  CHECK(run.decoder().parseOptions().extendedTypes);
+  CHECK(run.decoder().framer().maxObjectLength() == JsonObjectDecoder::kDefaultMaxObjectLength);
+}
+
+TEST_CASE("JsonEncoder: Document to bytes") {
+  JsonEncoder enc({.canonical = true});
+  Document d = json::parse(R"({"b":[1,2],"a":"x"})");
+  std::vector<AnyByteBuf> out;
+  enc.write(d, out);
+  enc.write(d, out);
+  REQUIRE(out.size() == 2);
+  CHECK(readableBytesToString(out[0]) == R"({"a":"x","b":[1,2]})");
+  CHECK(enc.sizeHint(d) == 64);
+  Document bad;
+  bad.setRoot(Value::float64(NAN));
+  CHECK_THROWS_AS(enc.write(bad, out), EncoderError);
+  CHECK(out.size() == 2);
+  // Round trip through the decoder.
+  DecoderRunner<JsonDecoder> run;
+  for (auto& b : out) run.feed(std::move(std::get<ByteBuf>(b)));
+  REQUIRE(run.messages().size() == 2);
+  CHECK(json::toString(run.messages()[1].root(), {.canonical = true}) == R"({"a":"x","b":[1,2]})");
+}

@@ -1,0 +1,344 @@
+#include <netbuf/codec/json/json_writer.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <netbuf/buffer/byte_buf_allocator.hpp>
+#include <netbuf/buffer/utf8.hpp>
+#include <netbuf/codec/document.hpp>
+#include <netbuf/codec/json/json_parser.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace netbuf;
+
+namespace {
+
+std::string compact(const Value& v) { return json::toString(v); }
+std::string canonical(const Value& v) { return json::toString(v, {.canonical = true}); }
+std::string canonicalText(std::string_view text) {
+  Document d = json::parse(text);
+  return canonical(d.root());
+}
+
+std::string ecma(double d) {
+  char buf[40];
+  return std::string(buf, json::formatEcmaScript(d, buf));
+}
+
+template <class Fn>
+EncoderError encoderErrorOf(Fn&& fn) {
+  try {
+    fn();
+  } catch (const EncoderError& e) {
+    return e;
+  }
+  FAIL("expected an EncoderError");
+  return EncoderError("", 0);
+}
+
+}  // namespace
+
+TEST_CASE("compact output of every JSON type") {
+  Document d;
+  d.setRoot(d.map(
+      {{d.str("n"), Value::nil()},
+       {d.str("b"), d.array({Value::boolean(true), Value::boolean(false)})},
+       {d.str("i"),
+        d.array({Value::integer(-5), Value::uinteger(UINT64_MAX), Value::integer(INT64_MIN)})},
+       {d.str("f"), d.array({Value::float64(1.5), Value::float64(1.0), Value::float64(-0.0),
+                             Value::float64(1e21), Value::float64(1e-7), Value::float32(0.1F)})},
+       {d.str("s"), d.str("a\"b\\c/\b\f\n\r\t\x01\x1f\x7f\xC3\xA9")},
+       {d.str("e"), d.array(std::span<const Value>{})},
+       {d.str("o"), d.map(std::span<const Member>{})}}));
+  CHECK(compact(d.root()) ==
+        R"({"n":null,"b":[true,false],"i":[-5,18446744073709551615,-9223372036854775808],)"
+        R"("f":[1.5,1.0,-0.0,1e+21,1e-07,0.1],"s":"a\"b\\c/\b\f\n\r\t\u0001\u001f)"
+        "\x7f\xC3\xA9"
+        R"(","e":[],"o":{}})");
+  // Floats read back as floats with the same value.
+  const std::string text = compact(d.root());  // (the parsed strings view it)
+  Document back = json::parse(text);
+  CHECK(back.root()["f"][1].type() == ValueType::Float64);
+  CHECK(std::signbit(back.root()["f"][2].asDouble()));
+  CHECK(back.root()["f"][3].asDouble() == 1e21);
+}
+
+TEST_CASE("pretty output") {
+  Document d = json::parse(R"({"a":[1,{"b":null}],"c":{},"d":[]})");
+  CHECK(json::toString(d.root(), {.pretty = true}) ==
+        "{\n  \"a\": [\n    1,\n    {\n      \"b\": null\n    }\n  ],\n  \"c\": {},\n  \"d\": "
+        "[]\n}");
+  CHECK(json::toString(d.root(), {.pretty = true, .indent = 0}) ==
+        "{\n\"a\": [\n1,\n{\n\"b\": null\n}\n],\n\"c\": {},\n\"d\": []\n}");
+  CHECK(json::toString(Value::uinteger(1), {.pretty = true}) == "1");
+}
+
+TEST_CASE("escapeNonAscii writes ASCII only, with surrogate pairs above the BMP") {
+  Document d;
+  const Value s = d.str("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80x\n");
+  CHECK(json::toString(s, {.escapeNonAscii = true}) == R"("\u00e9\u20ac\ud83d\ude00x\n")");
+  // Long strings (the 16-byte path) and every position of a non-ASCII character.
+  for (std::size_t at = 0; at < 40; ++at) {
+    std::string text(40, 'a');
+    text.replace(at, 1, "\xE2\x82\xAC");
+    const Value v = d.str(text);
+    const std::string out = json::toString(v, {.escapeNonAscii = true});
+    CHECK(utf8::isAscii(reinterpret_cast<const std::byte*>(out.data()), out.size()));
+    CHECK(json::parse(out).root().asStr() == text);
+    CHECK(json::parse(compact(v)).root().asStr() == text);
+  }
+}
+
+TEST_CASE("long strings round trip across reservation chunks") {
+  std::mt19937 rng(7);
+  std::string text;
+  const char* pieces[] = {"a",
+                          "\"",
+                          "\\",
+                          "\n",
+                          "\x01",
+                          "\xC3\xA9",
+                          "\xE2\x82\xAC",
+                          "\xF0\x9F\x98\x80",
+                          "0123456789abcdef"};
+  while (text.size() < 300000) text += pieces[rng() % 9];
+  Document d;
+  const Value v = d.str(text);
+  for (const JsonWriteOptions& o : {JsonWriteOptions{}, JsonWriteOptions{.escapeNonAscii = true},
+                                    JsonWriteOptions{.canonical = true}}) {
+    CHECK(json::parse(json::toString(v, o)).root().asStr() == text);
+  }
+}
+
+TEST_CASE("errors: what JSON cannot express") {
+  Document d;
+  auto fails = [](const Value& v, const JsonWriteOptions& o = {}) {
+    return std::string(encoderErrorOf([&] { (void)json::toString(v, o); }).what());
+  };
+  CHECK(fails(Value::float64(std::nan(""))).find("NaN or Infinity") != std::string::npos);
+  CHECK(fails(Value::float64(INFINITY)).find("Float64") != std::string::npos);
+  CHECK(fails(Value::float32(-INFINITY)).find("Float32") != std::string::npos);
+  CHECK(fails(d.strUnchecked("abc", true)).find("invalid UTF-8") != std::string::npos);
+  CHECK(fails(Value::strView("ab\xFF")).find("ill-formed UTF-8 at byte 2") != std::string::npos);
+  CHECK(fails(Value::strView("ab\xFF"), {.escapeNonAscii = true}).find("ill-formed") !=
+        std::string::npos);
+  CHECK(fails(d.map({{Value::uinteger(1), Value::nil()}})).find("map key of type UInt") !=
+        std::string::npos);
+  CHECK(fails(d.map({{Value::uinteger(1), Value::nil()}}), {.canonical = true})
+            .find("map key of type UInt") != std::string::npos);
+  const std::byte bytes[] = {std::byte{1}};
+  CHECK(fails(d.bin(bytes)).find("Bin has no JSON form") != std::string::npos);
+  CHECK(fails(d.ext(3, bytes)).find("Ext") != std::string::npos);
+  CHECK(fails(Value::timestamp({1, 2})).find("Timestamp") != std::string::npos);
+  CHECK(fails(d.map({{d.str("a"), Value::nil()}, {d.str("a"), Value::nil()}}), {.canonical = true})
+            .find("duplicate key \"a\"") != std::string::npos);
+  // Non-canonical output keeps duplicates.
+  CHECK(compact(d.map({{d.str("a"), Value::nil()}, {d.str("a"), Value::nil()}})) ==
+        R"({"a":null,"a":null})");
+  // Depth.
+  Value v = d.array(std::span<const Value>{});
+  for (int i = 0; i < 10; ++i) v = d.array({v});
+  const EncoderError e = encoderErrorOf([&] { (void)json::toString(v, {.maxDepth = 10}); });
+  CHECK(e.value() == 11);
+  CHECK(e.limit() == 10);
+  CHECK(json::toString(v, {.maxDepth = 11}).size() == 22);
+  // On error, out is left as it was.
+  ByteBuf out = ByteBufAllocator::defaultAllocator().buffer(16);
+  out.writeBytes(std::string_view("keep"));
+  CHECK_THROWS_AS(json::write(d.array({d.str(std::string(1000, 'x')), Value::float64(NAN)}), out),
+                  EncoderError);
+  CHECK(out.readableStringView() == "keep");
+  json::write(Value::uinteger(7), out);
+  CHECK(out.readableStringView() == "keep7");
+}
+
+TEST_CASE("extendedTypes: tagged objects that the parser reads back") {
+  Document d;
+  const std::byte bytes[] = {std::byte{0}, std::byte{1}, std::byte{2}, std::byte{0xFF}};
+  d.setRoot(d.array({d.bin(bytes), d.bin(std::span<const std::byte>{}),
+                     d.ext(5, std::span(bytes, 2)), d.ext(-128, std::span(bytes, 1)),
+                     Value::timestamp({-1, 999999999}), Value::timestamp({INT64_MAX, 0})}));
+  const std::string out = json::toString(d.root(), {.extendedTypes = true});
+  CHECK(out == R"([{"$bin":"AAEC/w=="},{"$bin":""},{"$ext":[5,"AAE="]},{"$ext":[-128,"AA=="]},)"
+               R"({"$timestamp":[-1,999999999]},{"$timestamp":[9223372036854775807,0]}])");
+  CHECK(json::toString(d.root(), {.canonical = true, .extendedTypes = true}) == out);
+  Document back = json::parse(out, {.extendedTypes = true});
+  CHECK(back.root() == d.root());
+  CHECK(json::toString(d.root()[0], {.pretty = true, .extendedTypes = true}) ==
+        R"({"$bin": "AAEC/w=="})");
+}
+
+TEST_CASE("JsonWriter holds options") {
+  JsonWriter w({.canonical = true});
+  Document d = json::parse(R"({"b":1,"a":2})");
+  CHECK(w.toString(d.root()) == R"({"a":2,"b":1})");
+  ByteBuf out = ByteBufAllocator::defaultAllocator().buffer(4);
+  w.write(d.root(), out);
+  CHECK(out.readableStringView() == R"({"a":2,"b":1})");
+}
+
+// ---------------------------------------------------------------- RFC 8785
+TEST_CASE("RFC 8785 appendix B: number serialisation") {
+  struct Row {
+    std::uint64_t bits;
+    const char* text;
+  };
+  const Row rows[] = {
+      {0x0000000000000000, "0"},
+      {0x8000000000000000, "0"},
+      {0x0000000000000001, "5e-324"},
+      {0x8000000000000001, "-5e-324"},
+      {0x7fefffffffffffff, "1.7976931348623157e+308"},
+      {0xffefffffffffffff, "-1.7976931348623157e+308"},
+      {0x4340000000000000, "9007199254740992"},
+      {0xc340000000000000, "-9007199254740992"},
+      {0x4430000000000000, "295147905179352830000"},
+      {0x44b52d02c7e14af5, "9.999999999999997e+22"},
+      {0x44b52d02c7e14af6, "1e+23"},
+      {0x44b52d02c7e14af7, "1.0000000000000001e+23"},
+      {0x444b1ae4d6e2ef4e, "999999999999999700000"},
+      {0x444b1ae4d6e2ef4f, "999999999999999900000"},
+      {0x444b1ae4d6e2ef50, "1e+21"},
+      {0x3eb0c6f7a0b5ed8c, "9.999999999999997e-7"},
+      {0x3eb0c6f7a0b5ed8d, "0.000001"},
+      {0x41b3de4355555553, "333333333.3333332"},
+      {0x41b3de4355555554, "333333333.33333325"},
+      {0x41b3de4355555555, "333333333.3333333"},
+      {0x41b3de4355555556, "333333333.3333334"},
+      {0x41b3de4355555557, "333333333.33333343"},
+      {0xbecbf647612f3696, "-0.0000033333333333333333"},
+      {0x43143ff3c1cb0959, "1424953923781206.2"},
+      {0x4415af1d78b58c40, "100000000000000000000"},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.text);
+    const double d = std::bit_cast<double>(r.bits);
+    CHECK(ecma(d) == r.text);
+    CHECK(canonical(Value::float64(d)) == r.text);
+  }
+  CHECK(ecma(4.5) == "4.5");
+  CHECK(ecma(0.002) == "0.002");
+  CHECK(ecma(1e30) == "1e+30");
+  CHECK(ecma(1e-7) == "1e-7");
+  CHECK(ecma(123e-20) == "1.23e-18");
+  CHECK(ecma(1.5e300) == "1.5e+300");
+  CHECK(ecma(-12.0) == "-12");
+  // NaN and infinities are errors (RFC 8785 3.2.2.3).
+  CHECK_THROWS_AS((void)canonical(Value::float64(NAN)), EncoderError);
+  CHECK_THROWS_AS((void)canonical(Value::float64(-INFINITY)), EncoderError);
+}
+
+TEST_CASE("canonical integers: exact up to 2^53, the double they round to beyond") {
+  CHECK(canonical(Value::uinteger(9007199254740992ULL)) == "9007199254740992");
+  CHECK(canonical(Value::uinteger(9007199254740993ULL)) == "9007199254740992");
+  CHECK(canonical(Value::integer(-9007199254740993LL)) == "-9007199254740992");
+  CHECK(canonical(Value::uinteger(UINT64_MAX)) == "18446744073709552000");
+  CHECK(canonical(Value::integer(INT64_MIN)) == "-9223372036854776000");
+  CHECK(canonical(Value::uinteger(1000000000000000000ULL)) == "1000000000000000000");
+  CHECK(canonical(Value::float32(0.1F)) == "0.10000000149011612");
+  CHECK(canonical(Value::float64(-0.0)) == "0");
+}
+
+TEST_CASE("RFC 8785 3.2.3: member sorting by UTF-16 code units") {
+  const std::string in =
+      R"({"\u20ac":"Euro Sign","\r":"Carriage Return","\ufb33":"Hebrew Letter Dalet With Dagesh",)"
+      R"("1":"One","\ud83d\ude00":"Emoji: Grinning Face","\u0080":"Control",)"
+      R"("\u00f6":"Latin Small Letter O With Diaeresis"})";
+  CHECK(canonicalText(in) ==
+        "{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\xC2\x80\":\"Control\",\"\xC3\xB6\":\"Latin "
+        "Small Letter O With Diaeresis\",\"\xE2\x82\xAC\":\"Euro Sign\",\"\xF0\x9F\x98\x80\":"
+        "\"Emoji: Grinning Face\",\"\xEF\xAC\xB3\":\"Hebrew Letter Dalet With Dagesh\"}");
+}
+
+TEST_CASE("RFC 8785 3.2.2 / 3.2.4: the main example") {
+  const std::string in = R"({
+  "numbers": [333333333.33333329, 1E30, 4.50,
+              2e-3, 0.000000000000000000000000001],
+  "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+  "literals": [null, true, false]
+})";
+  CHECK(canonicalText(in) ==
+        "{\"literals\":[null,true,false],\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],"
+        "\"string\":\"\xE2\x82\xAC$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}");
+}
+
+TEST_CASE("canonical: same bytes whatever the insertion order; matches UTF-16 order") {
+  std::mt19937 rng(12345);
+  const char* alphabet[] = {"a",
+                            "b",
+                            "\xC2\x80",
+                            "\xE2\x82\xAC",
+                            "\xEF\xAC\xB3",
+                            "\xEE\x80\x80",
+                            "\xF0\x9F\x98\x80",
+                            "\xF0\x90\x80\x80",
+                            "\xF4\x8F\xBF\xBF",
+                            "Z"};
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::string> keys;
+    const std::size_t n = 1 + rng() % 50;  // both the insertion sort and std::sort paths
+    while (keys.size() < n) {
+      std::string k;
+      const std::size_t len = rng() % 4;
+      for (std::size_t i = 0; i < len; ++i) k += alphabet[rng() % 10];
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+    Document d;
+    std::vector<Member> members;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      members.push_back({d.str(keys[i]), Value::uinteger(i)});
+    const std::string first = canonical(d.map(members));
+    std::shuffle(members.begin(), members.end(), rng);
+    CHECK(canonical(d.map(members)) == first);
+    // Reference order: the keys as UTF-16.
+    auto u16 = [](const std::string& s) {
+      std::u16string u(s.size(), u'\0');
+      u.resize(utf8::utf8ToUtf16(s, u.data()));
+      return u;
+    };
+    std::sort(members.begin(), members.end(), [&](const Member& a, const Member& b) {
+      return u16(std::string(a.key.asStr())) < u16(std::string(b.key.asStr()));
+    });
+    std::string expected = "{";
+    for (const Member& m : members) {
+      if (expected.size() > 1) expected += ',';
+      expected += compact(m.key) + ":" + compact(m.value);
+    }
+    expected += "}";
+    CHECK(first == expected);
+  }
+}
+
+TEST_CASE("number formatting: seeded random doubles read back identically") {
+  const unsigned seed = std::random_device{}();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 200000; ++i) {
+    const double d = std::bit_cast<double>(rng());
+    if (!std::isfinite(d)) continue;
+    const Value v = Value::float64(d);
+    for (bool canon : {false, true}) {
+      const std::string text = json::toString(v, {.canonical = canon});
+      Document back = json::parse(text);
+      const double r = back.root().asDouble();
+      if (r != d || (d == 0 && std::signbit(r) != (std::signbit(d) && !canon))) {
+        CAPTURE(text);
+        CAPTURE(d);
+        FAIL("round trip changed the double");
+      }
+    }
+  }
+  // Integers near and beyond 2^53 in canonical form read back as the double they round to.
+  for (int i = 0; i < 10000; ++i) {
+    const std::uint64_t u = rng() >> (rng() % 64);
+    const std::string text = canonical(Value::uinteger(u));
+    CHECK(json::parse(text).root().asDouble() == static_cast<double>(u));
+  }
+}
