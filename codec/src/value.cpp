@@ -43,51 +43,9 @@ ValueTypeError::ValueTypeError(ValueType expected, ValueType actual)
     : Error(fmt::format("expected {}, got {}", valueTypeName(expected), valueTypeName(actual))),
       actual_(actual) {}
 
-namespace {
-std::uint32_t checkedLength(std::size_t n, const char* what) {
-  if (n > UINT32_MAX) {
-    throw IllegalArgumentError(
-        fmt::format("{}: length {} exceeds the document model's limit {}", what, n, UINT32_MAX));
-  }
-  return static_cast<std::uint32_t>(n);
-}
-}  // namespace
-
-Value Value::strView(std::string_view text, bool invalidUtf8) {
-  Value v(ValueType::Str);
-  v.size_ = checkedLength(text.size(), "Value::strView");
-  v.aux_ = invalidUtf8 ? 1 : 0;
-  v.u_.p = text.data();
-  return v;
-}
-
-Value Value::binView(std::span<const std::byte> bytes) {
-  Value v(ValueType::Bin);
-  v.size_ = checkedLength(bytes.size(), "Value::binView");
-  v.u_.p = bytes.data();
-  return v;
-}
-
-Value Value::extView(std::int8_t type, std::span<const std::byte> data) {
-  Value v(ValueType::Ext);
-  v.size_ = checkedLength(data.size(), "Value::extView");
-  v.aux_ = static_cast<std::uint8_t>(type);
-  v.u_.p = data.data();
-  return v;
-}
-
-Value Value::arrayView(std::span<const Value> elements) {
-  Value v(ValueType::Array);
-  v.size_ = checkedLength(elements.size(), "Value::arrayView");
-  v.u_.p = elements.data();
-  return v;
-}
-
-Value Value::mapView(std::span<const Member> members) {
-  Value v(ValueType::Map);
-  v.size_ = checkedLength(members.size(), "Value::mapView");
-  v.u_.p = members.data();
-  return v;
+void Value::throwTooLong(std::size_t n) {
+  throw IllegalArgumentError(
+      fmt::format("Value: length {} exceeds the document model's limit {}", n, UINT32_MAX));
 }
 
 Value Value::timestamp(Timestamp ts) {

@@ -115,14 +115,26 @@ class Value {
   }
   /// Views `text` (not copied; the caller keeps it alive). Not validated here: encoders and
   /// Document::str validate; `invalidUtf8` marks text a lenient decoder kept as raw bytes.
-  /// Throws IllegalArgumentError when longer than UINT32_MAX.
-  static Value strView(std::string_view text, bool invalidUtf8 = false);
+  /// Throws IllegalArgumentError when longer than UINT32_MAX (as do the other views).
+  static Value strView(std::string_view text, bool invalidUtf8 = false) {
+    Value v(ValueType::Str, text.data(), checkedLength(text.size()));
+    v.aux_ = invalidUtf8 ? 1 : 0;
+    return v;
+  }
   /// Views `bytes` (not copied).
-  static Value binView(std::span<const std::byte> bytes);
+  static Value binView(std::span<const std::byte> bytes) {
+    return Value(ValueType::Bin, bytes.data(), checkedLength(bytes.size()));
+  }
   /// Views `data` (not copied). `type` -1 is reserved for timestamps: use timestamp().
-  static Value extView(std::int8_t type, std::span<const std::byte> data);
+  static Value extView(std::int8_t type, std::span<const std::byte> data) {
+    Value v(ValueType::Ext, data.data(), checkedLength(data.size()));
+    v.aux_ = static_cast<std::uint8_t>(type);
+    return v;
+  }
   /// Views `elements` (not copied).
-  static Value arrayView(std::span<const Value> elements);
+  static Value arrayView(std::span<const Value> elements) {
+    return Value(ValueType::Array, elements.data(), checkedLength(elements.size()));
+  }
   /// Views `members` (not copied); their order is kept.
   static Value mapView(std::span<const Member> members);
   /// Throws IllegalArgumentError when nanoseconds > 999'999'999.
@@ -236,6 +248,14 @@ class Value {
 
  private:
   constexpr explicit Value(ValueType t) noexcept : type_(t) {}
+  Value(ValueType t, const void* p, std::uint32_t n) noexcept : type_(t), size_(n) { u_.p = p; }
+  // Inline because decoders build one view per node; the throw is out of line.
+  static std::uint32_t checkedLength(std::size_t n) {
+    if (n > UINT32_MAX) [[unlikely]]
+      throwTooLong(n);
+    return static_cast<std::uint32_t>(n);
+  }
+  [[noreturn]] static void throwTooLong(std::size_t n);
   [[noreturn]] void throwType(ValueType expected) const;
   [[noreturn]] void throwInt64() const;
   [[noreturn]] void throwUInt64() const;
@@ -265,6 +285,10 @@ struct Member {
   Value value;
   friend bool operator==(const Member&, const Member&) = default;
 };
+
+inline Value Value::mapView(std::span<const Member> members) {
+  return Value(ValueType::Map, members.data(), checkedLength(members.size()));
+}
 
 inline std::span<const Member> Value::asMap() const {
   if (type_ != ValueType::Map) [[unlikely]]

@@ -1,0 +1,365 @@
+#pragma once
+// Typed MessagePack: C++ values straight to and from the wire, without a Value tree.
+//
+//   struct Point { std::int32_t x = 0; std::int32_t y = 0; };
+//   NETBUF_MSGPACK_FIELDS(Point, x, y)            // at namespace scope of netbuf or globally
+//
+//   MessagePackWriter w(buf);  msgpack::pack(w, Point{1, 2});      // {"x":1,"y":2}
+//   MessagePackReader r(buf.readableSpan());  Point p = msgpack::unpack<Point>(r);
+//
+// MessagePackTraits<T> has `static void pack(MessagePackWriter&, const T&)` and
+// `static void unpack(MessagePackReader&, T&)`. Provided for:
+//  - bool; every integer type (unpack range-checked: IntegerOverflow, nothing consumed); float
+//    (float32 only) and double (float64 or float32);
+//  - std::string (copied) and std::string_view (a view into the reader's input); both strict UTF-8;
+//  - std::vector<std::byte> (copied) and std::span<const std::byte> (a view): bin, never str;
+//  - std::vector<T>, std::array<T, N> (array; N must match: TypeMismatch-style error otherwise),
+//    std::pair / std::tuple (array of their size), std::map / std::unordered_map (map; a repeated
+//    key keeps the last value), std::optional<T> (nil when empty);
+//  - Timestamp and std::chrono::system_clock::time_point (timestamp ext -1; time points are
+//    truncated to nanoseconds when packing).
+// NETBUF_MSGPACK_FIELDS(Type, field...) (up to 16 fields) encodes a struct as a map keyed by the
+// field names, in declaration order. Unpacking accepts the keys in any order, skips unknown keys
+// (MessagePackReader::skip: structure, limits and depth checked), and leaves fields whose keys are
+// missing as they were (default-initialised for a fresh T); pairs whose key is not a str are
+// skipped too. Use it at global namespace scope (it specialises netbuf::MessagePackTraits), after
+// the struct; every field type needs traits of its own (nested structs: their own macro first).
+//
+// Errors: MessagePackError from the reader (TypeMismatch, IntegerOverflow, Truncated, limits ...)
+// and EncoderError from the writer. A failed unpack may leave the target partly assigned.
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <netbuf/codec/msgpack/message_pack_reader.hpp>
+#include <netbuf/codec/msgpack/message_pack_writer.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace netbuf {
+
+template <class T, class = void>
+struct MessagePackTraits;
+
+namespace msgpack {
+template <class T>
+void pack(MessagePackWriter& w, const T& v) {
+  MessagePackTraits<T>::pack(w, v);
+}
+template <class T>
+void unpack(MessagePackReader& r, T& v) {
+  MessagePackTraits<T>::unpack(r, v);
+}
+template <class T>
+T unpack(MessagePackReader& r) {
+  T v{};
+  MessagePackTraits<T>::unpack(r, v);
+  return v;
+}
+}  // namespace msgpack
+
+namespace detail {
+/// A container's element count that does not match a fixed-size target (std::array, pair, tuple).
+[[noreturn]] void throwMessagePackArity(std::size_t expected, std::size_t actual,
+                                        std::uint64_t offset);
+}  // namespace detail
+
+template <>
+struct MessagePackTraits<bool> {
+  static void pack(MessagePackWriter& w, bool v) { w.packBool(v); }
+  static void unpack(MessagePackReader& r, bool& v) { v = r.readBool(); }
+};
+
+template <class T>
+struct MessagePackTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
+  static void pack(MessagePackWriter& w, T v) {
+    if constexpr (std::is_signed_v<T>) {
+      w.packInt(v);
+    } else {
+      w.packUInt(v);
+    }
+  }
+  static void unpack(MessagePackReader& r, T& v) { v = r.readInteger<T>(); }
+};
+
+template <>
+struct MessagePackTraits<float> {
+  static void pack(MessagePackWriter& w, float v) { w.packFloat(v); }
+  static void unpack(MessagePackReader& r, float& v) { v = r.readFloat32(); }
+};
+
+template <>
+struct MessagePackTraits<double> {
+  static void pack(MessagePackWriter& w, double v) { w.packDouble(v); }
+  static void unpack(MessagePackReader& r, double& v) { v = r.readDouble(); }
+};
+
+template <>
+struct MessagePackTraits<std::string> {
+  static void pack(MessagePackWriter& w, const std::string& v) { w.packStr(std::string_view(v)); }
+  static void unpack(MessagePackReader& r, std::string& v) { v = r.readStr(); }
+};
+
+template <>
+struct MessagePackTraits<std::string_view> {
+  static void pack(MessagePackWriter& w, std::string_view v) { w.packStr(v); }
+  static void unpack(MessagePackReader& r, std::string_view& v) { v = r.readStr(); }
+};
+
+template <>
+struct MessagePackTraits<std::vector<std::byte>> {
+  static void pack(MessagePackWriter& w, const std::vector<std::byte>& v) {
+    w.packBin(std::span<const std::byte>(v));
+  }
+  static void unpack(MessagePackReader& r, std::vector<std::byte>& v) {
+    const auto b = r.readBin();
+    v.assign(b.begin(), b.end());
+  }
+};
+
+template <>
+struct MessagePackTraits<std::span<const std::byte>> {
+  static void pack(MessagePackWriter& w, std::span<const std::byte> v) { w.packBin(v); }
+  static void unpack(MessagePackReader& r, std::span<const std::byte>& v) { v = r.readBin(); }
+};
+
+template <>
+struct MessagePackTraits<Timestamp> {
+  static void pack(MessagePackWriter& w, const Timestamp& v) { w.packTimestamp(v); }
+  static void unpack(MessagePackReader& r, Timestamp& v) { v = r.readTimestamp(); }
+};
+
+template <class D>
+struct MessagePackTraits<std::chrono::time_point<std::chrono::system_clock, D>> {
+  using TP = std::chrono::time_point<std::chrono::system_clock, D>;
+  static void pack(MessagePackWriter& w, const TP& v) {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(v.time_since_epoch());
+    auto s = std::chrono::floor<std::chrono::seconds>(ns);
+    w.packTimestamp(
+        {static_cast<std::int64_t>(s.count()), static_cast<std::uint32_t>((ns - s).count())});
+  }
+  static void unpack(MessagePackReader& r, TP& v) {
+    const Timestamp ts = r.readTimestamp();
+    v = TP(std::chrono::duration_cast<D>(std::chrono::seconds(ts.seconds) +
+                                         std::chrono::nanoseconds(ts.nanoseconds)));
+  }
+};
+
+template <class T>
+struct MessagePackTraits<std::optional<T>> {
+  static void pack(MessagePackWriter& w, const std::optional<T>& v) {
+    if (v) {
+      msgpack::pack(w, *v);
+    } else {
+      w.packNil();
+    }
+  }
+  static void unpack(MessagePackReader& r, std::optional<T>& v) {
+    if (r.tryReadNil()) {
+      v.reset();
+    } else {
+      T x{};
+      msgpack::unpack(r, x);
+      v = std::move(x);
+    }
+  }
+};
+
+template <class T, class A>
+struct MessagePackTraits<
+    std::vector<T, A>,
+    std::enable_if_t<!std::is_same_v<std::vector<T, A>, std::vector<std::byte>>>> {
+  static void pack(MessagePackWriter& w, const std::vector<T, A>& v) {
+    w.packArrayHeader(static_cast<std::uint32_t>(v.size()));
+    for (const T& x : v) msgpack::pack(w, x);
+  }
+  static void unpack(MessagePackReader& r, std::vector<T, A>& v) {
+    const std::uint32_t n = r.readArrayHeader();  // n <= bytes left: reserving is bounded
+    v.clear();
+    v.reserve(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      T x{};
+      msgpack::unpack(r, x);
+      v.push_back(std::move(x));
+    }
+  }
+};
+
+template <class T, std::size_t N>
+struct MessagePackTraits<std::array<T, N>> {
+  static void pack(MessagePackWriter& w, const std::array<T, N>& v) {
+    w.packArrayHeader(static_cast<std::uint32_t>(N));
+    for (const T& x : v) msgpack::pack(w, x);
+  }
+  static void unpack(MessagePackReader& r, std::array<T, N>& v) {
+    const std::uint64_t at = r.offset();
+    const std::uint32_t n = r.readArrayHeader();
+    if (n != N) detail::throwMessagePackArity(N, n, at);
+    for (T& x : v) msgpack::unpack(r, x);
+  }
+};
+
+template <class... Ts>
+struct MessagePackTraits<std::tuple<Ts...>> {
+  static void pack(MessagePackWriter& w, const std::tuple<Ts...>& v) {
+    w.packArrayHeader(static_cast<std::uint32_t>(sizeof...(Ts)));
+    std::apply([&](const auto&... x) { (msgpack::pack(w, x), ...); }, v);
+  }
+  static void unpack(MessagePackReader& r, std::tuple<Ts...>& v) {
+    const std::uint64_t at = r.offset();
+    const std::uint32_t n = r.readArrayHeader();
+    if (n != sizeof...(Ts)) detail::throwMessagePackArity(sizeof...(Ts), n, at);
+    std::apply([&](auto&... x) { (msgpack::unpack(r, x), ...); }, v);
+  }
+};
+
+template <class A, class B>
+struct MessagePackTraits<std::pair<A, B>> {
+  static void pack(MessagePackWriter& w, const std::pair<A, B>& v) {
+    w.packArrayHeader(2);
+    msgpack::pack(w, v.first);
+    msgpack::pack(w, v.second);
+  }
+  static void unpack(MessagePackReader& r, std::pair<A, B>& v) {
+    const std::uint64_t at = r.offset();
+    const std::uint32_t n = r.readArrayHeader();
+    if (n != 2) detail::throwMessagePackArity(2, n, at);
+    msgpack::unpack(r, v.first);
+    msgpack::unpack(r, v.second);
+  }
+};
+
+namespace detail {
+template <class M>
+struct MessagePackMapTraits {
+  static void pack(MessagePackWriter& w, const M& m) {
+    w.packMapHeader(static_cast<std::uint32_t>(m.size()));
+    for (const auto& [k, v] : m) {
+      msgpack::pack(w, k);
+      msgpack::pack(w, v);
+    }
+  }
+  static void unpack(MessagePackReader& r, M& m) {
+    const std::uint32_t n = r.readMapHeader();
+    m.clear();
+    for (std::uint32_t i = 0; i < n; ++i) {
+      typename M::key_type k{};
+      msgpack::unpack(r, k);
+      typename M::mapped_type v{};
+      msgpack::unpack(r, v);
+      m.insert_or_assign(std::move(k), std::move(v));
+    }
+  }
+};
+
+/// Field table of NETBUF_MSGPACK_FIELDS: packs/unpacks the named members.
+template <class T, class... F>
+struct MessagePackFields {
+  static void pack(MessagePackWriter& w, const T& obj,
+                   std::initializer_list<std::string_view> names, const F T::*... members) {
+    w.packMapHeader(static_cast<std::uint32_t>(sizeof...(F)));
+    auto it = names.begin();
+    ((w.packStr(*it++), msgpack::pack(w, obj.*members)), ...);
+  }
+  static void unpack(MessagePackReader& r, T& obj, std::initializer_list<std::string_view> names,
+                     F T::*... members) {
+    const std::uint32_t n = r.readMapHeader();
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (r.nextType() != ValueType::Str) {  // not a field name: skip the pair
+        r.skip();
+        r.skip();
+        continue;
+      }
+      const std::string_view key = r.readStr();
+      auto it = names.begin();
+      bool found = false;
+      ((!found && *it++ == key ? (msgpack::unpack(r, obj.*members), found = true) : false), ...);
+      if (!found) r.skip();
+    }
+  }
+};
+}  // namespace detail
+
+template <class K, class V, class C, class A>
+struct MessagePackTraits<std::map<K, V, C, A>>
+    : detail::MessagePackMapTraits<std::map<K, V, C, A>> {};
+
+template <class K, class V, class H, class E, class A>
+struct MessagePackTraits<std::unordered_map<K, V, H, E, A>>
+    : detail::MessagePackMapTraits<std::unordered_map<K, V, H, E, A>> {};
+
+}  // namespace netbuf
+
+// ---- NETBUF_MSGPACK_FIELDS(Type, field...): up to 16 fields.
+#define NETBUF_MSGPACK_DETAIL_CAT(a, b) NETBUF_MSGPACK_DETAIL_CAT2(a, b)
+#define NETBUF_MSGPACK_DETAIL_CAT2(a, b) a##b
+#define NETBUF_MSGPACK_DETAIL_COUNT(...)                                                           \
+  NETBUF_MSGPACK_DETAIL_COUNT2(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, \
+                               0)
+#define NETBUF_MSGPACK_DETAIL_COUNT2(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, \
+                                     _15, _16, N, ...)                                            \
+  N
+#define NETBUF_MSGPACK_DETAIL_MAP(m, T, ...)                                                     \
+  NETBUF_MSGPACK_DETAIL_CAT(NETBUF_MSGPACK_DETAIL_MAP, NETBUF_MSGPACK_DETAIL_COUNT(__VA_ARGS__)) \
+  (m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP1(m, T, a) m(T, a)
+#define NETBUF_MSGPACK_DETAIL_MAP2(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP1(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP3(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP2(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP4(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP3(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP5(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP4(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP6(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP5(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP7(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP6(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP8(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP7(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP9(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP8(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP10(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP9(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP11(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP10(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP12(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP11(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP13(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP12(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP14(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP13(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP15(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP14(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_MAP16(m, T, a, ...) \
+  m(T, a), NETBUF_MSGPACK_DETAIL_MAP15(m, T, __VA_ARGS__)
+#define NETBUF_MSGPACK_DETAIL_NAME(T, f) std::string_view(#f)
+#define NETBUF_MSGPACK_DETAIL_MEMBER(T, f) &T::f
+#define NETBUF_MSGPACK_DETAIL_TYPE(T, f) decltype(T::f)
+
+/// Defines netbuf::MessagePackTraits<Type> encoding Type as a map {"field": value, ...}. Use at
+/// global namespace scope.
+#define NETBUF_MSGPACK_FIELDS(Type, ...)                                                          \
+  template <>                                                                                     \
+  struct netbuf::MessagePackTraits<Type> {                                                        \
+    using Fields = ::netbuf::detail::MessagePackFields<                                           \
+        Type, NETBUF_MSGPACK_DETAIL_MAP(NETBUF_MSGPACK_DETAIL_TYPE, Type, __VA_ARGS__)>;          \
+    static void pack(::netbuf::MessagePackWriter& w, const Type& v) {                             \
+      Fields::pack(w, v,                                                                          \
+                   {NETBUF_MSGPACK_DETAIL_MAP(NETBUF_MSGPACK_DETAIL_NAME, Type, __VA_ARGS__)},    \
+                   NETBUF_MSGPACK_DETAIL_MAP(NETBUF_MSGPACK_DETAIL_MEMBER, Type, __VA_ARGS__));   \
+    }                                                                                             \
+    static void unpack(::netbuf::MessagePackReader& r, Type& v) {                                 \
+      Fields::unpack(r, v,                                                                        \
+                     {NETBUF_MSGPACK_DETAIL_MAP(NETBUF_MSGPACK_DETAIL_NAME, Type, __VA_ARGS__)},  \
+                     NETBUF_MSGPACK_DETAIL_MAP(NETBUF_MSGPACK_DETAIL_MEMBER, Type, __VA_ARGS__)); \
+    }                                                                                             \
+  };

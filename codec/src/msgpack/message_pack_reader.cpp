@@ -1,0 +1,732 @@
+#include <netbuf/codec/msgpack/message_pack_reader.hpp>
+// (first include: proves the header is self-contained)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <netbuf/buffer/utf8.hpp>
+#include <utility>
+#include <vector>
+#include "message_pack_wire.hpp"
+
+namespace netbuf {
+
+using namespace msgpack_wire;  // NOLINT: the internal wire helpers
+
+namespace {
+
+ValueType wireType(const Head& h) noexcept {
+  switch (h.kind) {
+    case Kind::UInt:
+      return ValueType::UInt;
+    case Kind::Int:
+      return ValueType::Int;
+    case Kind::Nil:
+    case Kind::Reserved:
+      return ValueType::Nil;
+    case Kind::Bool:
+      return ValueType::Bool;
+    case Kind::F32:
+      return ValueType::Float32;
+    case Kind::F64:
+      return ValueType::Float64;
+    case Kind::Str:
+      return ValueType::Str;
+    case Kind::Bin:
+      return ValueType::Bin;
+    case Kind::Array:
+      return ValueType::Array;
+    case Kind::Map:
+      return ValueType::Map;
+    case Kind::Ext:
+      return h.type == -1 ? ValueType::Timestamp : ValueType::Ext;
+  }
+  return ValueType::Nil;
+}
+
+/// Decodes a timestamp's data; false (and `why`) when it is not one of the three valid forms.
+bool decodeTimestamp(const std::byte* d, std::uint64_t n, Timestamp& out, std::string& why) {
+  if (n == 4) {
+    out = {static_cast<std::int64_t>(loadBE<std::uint32_t>(d)), 0};
+    return true;
+  }
+  if (n == 8) {
+    const std::uint64_t x = loadBE<std::uint64_t>(d);
+    const auto ns = static_cast<std::uint32_t>(x >> 34);
+    if (ns > Value::kMaxNanoseconds) {
+      why = fmt::format("timestamp nanoseconds {} exceed {}", ns, Value::kMaxNanoseconds);
+      return false;
+    }
+    out = {static_cast<std::int64_t>(x & ((std::uint64_t{1} << 34) - 1)), ns};
+    return true;
+  }
+  if (n == 12) {
+    const std::uint32_t ns = loadBE<std::uint32_t>(d);
+    if (ns > Value::kMaxNanoseconds) {
+      why = fmt::format("timestamp nanoseconds {} exceed {}", ns, Value::kMaxNanoseconds);
+      return false;
+    }
+    out = {static_cast<std::int64_t>(loadBE<std::uint64_t>(d + 4)), ns};
+    return true;
+  }
+  why = fmt::format("timestamp of {} bytes (must be 4, 8 or 12)", n);
+  return false;
+}
+
+// ---------------------------------------------------------------- errors (out of line)
+
+[[noreturn]] void throwTruncated(std::uint64_t offset, std::uint64_t need, std::uint64_t have) {
+  detail::throwMessagePackError(
+      MessagePackErrc::Truncated,
+      fmt::format("item needs {} bytes, the input has {} left", need, have), offset, need, have);
+}
+
+[[noreturn]] void throwReserved(std::uint64_t offset) {
+  detail::throwMessagePackError(MessagePackErrc::ReservedByte, "reserved byte 0xc1", offset, 0xc1);
+}
+
+[[noreturn]] void throwLimit(MessagePackErrc code, const char* what, const char* limitName,
+                             std::uint64_t value, std::uint64_t limit, std::uint64_t offset) {
+  detail::throwMessagePackError(code,
+                                fmt::format("{} {} exceeds {} {}", what, value, limitName, limit),
+                                offset, value, limit);
+}
+
+[[noreturn]] void throwLengthLimit(Kind kind, std::uint64_t len, const MessagePackLimits& l,
+                                   std::uint64_t offset) {
+  switch (kind) {
+    case Kind::Str:
+      throwLimit(MessagePackErrc::StrLengthLimit, "str length", "maxStrLength", len, l.maxStrLength,
+                 offset);
+    case Kind::Bin:
+      throwLimit(MessagePackErrc::BinLengthLimit, "bin length", "maxBinLength", len, l.maxBinLength,
+                 offset);
+    case Kind::Ext:
+      throwLimit(MessagePackErrc::ExtLengthLimit, "ext length", "maxExtLength", len, l.maxExtLength,
+                 offset);
+    case Kind::Array:
+      throwLimit(MessagePackErrc::ContainerLengthLimit, "array length", "maxContainerLength", len,
+                 l.maxContainerLength, offset);
+    default:
+      throwLimit(MessagePackErrc::ContainerLengthLimit, "map length", "maxContainerLength", len,
+                 l.maxContainerLength, offset);
+  }
+}
+
+[[noreturn]] void throwDepth(std::uint64_t depth, std::uint64_t limit, std::uint64_t offset) {
+  throwLimit(MessagePackErrc::DepthLimit, "nesting depth", "maxDepth", depth, limit, offset);
+}
+
+[[noreturn]] void throwInvalidUtf8(std::uint64_t header, std::uint64_t bad) {
+  detail::throwMessagePackError(MessagePackErrc::InvalidUtf8,
+                                fmt::format("str with ill-formed UTF-8 at offset {}", bad), header);
+}
+
+[[noreturn]] void throwInvalidTimestamp(const std::string& why, std::uint64_t offset) {
+  detail::throwMessagePackError(MessagePackErrc::InvalidTimestamp, why, offset);
+}
+
+[[noreturn]] void throwTypeMismatch(ValueType expected, ValueType actual, std::uint8_t byte,
+                                    std::uint64_t offset) {
+  detail::throwMessagePackError(MessagePackErrc::TypeMismatch,
+                                fmt::format("expected {}, got {} (0x{:02x})",
+                                            valueTypeName(expected), valueTypeName(actual), byte),
+                                offset);
+}
+
+// ---------------------------------------------------------------- the value parser
+
+/// One decoding of a top-level value. Decoding never reads at or past `end`: the input's end, or
+/// maxMessageSize bytes after the value's start when that comes first.
+struct Ctx {
+  const std::byte* in;
+  std::size_t end;
+  std::size_t inputEnd;
+  std::size_t start;
+  const MessagePackReadOptions& opt;
+  std::uint64_t base;
+};
+
+Ctx makeCtx(std::span<const std::byte> input, std::size_t start, const MessagePackReadOptions& opt,
+            std::uint64_t base) noexcept {
+  const std::size_t room = input.size() - start;
+  const std::size_t end = start + std::min(room, opt.limits.maxMessageSize);
+  return Ctx{input.data(), end, input.size(), start, opt, base};
+}
+
+/// The item at `item` needs the bytes up to needEnd, past c.end: MessageSizeLimit when maxMessage
+/// Size is what cut the input short, else Truncated.
+[[noreturn]] void needBytes(const Ctx& c, std::size_t item, std::uint64_t needEnd) {
+  if (c.end < c.inputEnd) {
+    throwLimit(MessagePackErrc::MessageSizeLimit, "message size", "maxMessageSize",
+               needEnd - c.start, c.opt.limits.maxMessageSize, c.base + c.start);
+  }
+  throwTruncated(c.base + item, needEnd - item, c.inputEnd - item);
+}
+
+struct Frame {
+  void* base;          // Value[] (array) or Member[] (map); null when skipping
+  std::size_t i;       // items done (a map pair is two items)
+  std::size_t n;       // items in all
+  std::size_t header;  // offset of the container's header (for DuplicateKey)
+  bool map;
+};
+
+/// The parser's explicit stack: 32 frames inline (no allocation for ordinary documents), then a
+/// heap vector. Its size is the current nesting depth.
+class FrameStack {
+ public:
+  FrameStack() noexcept {}  // frames are written before they are read
+  FrameStack(const FrameStack&) = delete;
+  FrameStack& operator=(const FrameStack&) = delete;
+  bool empty() const noexcept { return size_ == 0; }
+  std::size_t size() const noexcept { return size_; }
+  Frame& top() noexcept { return data_[size_ - 1]; }
+  void pop() noexcept { --size_; }
+  [[gnu::always_inline]] void push(const Frame& f) {
+    if (size_ == cap_) [[unlikely]]
+      grow();
+    data_[size_++] = f;
+  }
+
+ private:
+  [[gnu::noinline]] void grow() {
+    if (data_ == inline_) heap_.assign(inline_, inline_ + size_);
+    heap_.resize(cap_ * 2);
+    data_ = heap_.data();
+    cap_ = heap_.size();
+  }
+  static constexpr std::size_t kInline = 32;
+  Frame inline_[kInline];
+  std::vector<Frame> heap_;
+  Frame* data_ = inline_;
+  std::size_t size_ = 0;
+  std::size_t cap_ = kInline;
+};
+
+Value* slotOf(const Frame& f) noexcept {
+  if (f.map) {
+    Member& m = static_cast<Member*>(f.base)[f.i >> 1];
+    return (f.i & 1) != 0 ? &m.value : &m.key;
+  }
+  return static_cast<Value*>(f.base) + f.i;
+}
+
+// ---- duplicate keys
+
+bool sameKey(const Value& a, const Value& b) noexcept {
+  if (a.type() == ValueType::Str && b.type() == ValueType::Str) {
+    const std::string_view x = a.asStr(), y = b.asStr();
+    return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size()) == 0);
+  }
+  return a == b;
+}
+
+std::uint64_t keyFingerprint(const Value& k) noexcept {
+  // Length plus the first, middle and last bytes: three loads, no loop, no store-to-load stall.
+  if (k.type() != ValueType::Str) return 0;  // never equal to a Str's (bit 63 set below)
+  const std::string_view s = k.asStr();
+  if (s.empty()) return std::uint64_t{1} << 63;
+  const auto at = [&](std::size_t i) { return std::uint64_t{static_cast<unsigned char>(s[i])}; };
+  return (std::uint64_t{1} << 63) | (std::uint64_t{s.size() & 0xffffffff} << 24) |
+         (at(0) << 16) | (at(s.size() / 2) << 8) | at(s.size() - 1);
+}
+
+int rankOf(ValueType t) noexcept {
+  switch (t) {
+    case ValueType::Nil:
+      return 0;
+    case ValueType::Bool:
+      return 1;
+    case ValueType::Int:
+    case ValueType::UInt:
+      return 2;
+    case ValueType::Float32:
+      return 3;
+    case ValueType::Float64:
+      return 4;
+    case ValueType::Str:
+      return 5;
+    case ValueType::Bin:
+      return 6;
+    case ValueType::Array:
+      return 7;
+    case ValueType::Map:
+      return 8;
+    case ValueType::Ext:
+      return 9;
+    case ValueType::Timestamp:
+      return 10;
+  }
+  return 11;
+}
+
+template <class T>
+int cmp3(T a, T b) noexcept {
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+int cmpFloat(double a, double b) noexcept {
+  const bool na = std::isnan(a), nb = std::isnan(b);
+  if (na || nb) return cmp3(na, nb);  // NaNs after numbers, equivalent to each other
+  return cmp3(a, b);                  // 0.0 and -0.0 equivalent, as in Value ==
+}
+
+int cmpBytes(std::span<const std::byte> a, std::span<const std::byte> b) noexcept {
+  if (a.size() != b.size()) return cmp3(a.size(), b.size());
+  if (a.empty()) return 0;
+  const int r = std::memcmp(a.data(), b.data(), a.size());
+  return cmp3(r, 0);
+}
+
+std::span<const std::byte> strBytes(const Value& v) noexcept {
+  const std::string_view s = v.asStr();
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+
+/// A total preorder consistent with Value ==: equal Values are equivalent; equivalent Values are
+/// equal unless they contain NaN (then neither is equal to anything). Sorting by it brings equal
+/// keys together.
+int compareKeys(const Value& a, const Value& b) noexcept {
+  const int ra = rankOf(a.type()), rb = rankOf(b.type());
+  if (ra != rb) return cmp3(ra, rb);
+  switch (a.type()) {
+    case ValueType::Nil:
+      return 0;
+    case ValueType::Bool:
+      return cmp3(a.asBool(), b.asBool());
+    case ValueType::Int:
+    case ValueType::UInt: {
+      const bool na = a.type() == ValueType::Int && a.asInt64() < 0;
+      const bool nb = b.type() == ValueType::Int && b.asInt64() < 0;
+      if (na != nb) return na ? -1 : 1;
+      return na ? cmp3(a.asInt64(), b.asInt64()) : cmp3(a.asUInt64(), b.asUInt64());
+    }
+    case ValueType::Float32:
+      return cmpFloat(a.asFloat32(), b.asFloat32());
+    case ValueType::Float64:
+      return cmpFloat(a.asDouble(), b.asDouble());
+    case ValueType::Str:
+      return cmpBytes(strBytes(a), strBytes(b));
+    case ValueType::Bin:
+      return cmpBytes(a.asBin(), b.asBin());
+    case ValueType::Ext:
+      if (a.extType() != b.extType()) return cmp3(a.extType(), b.extType());
+      return cmpBytes(a.extData(), b.extData());
+    case ValueType::Timestamp:
+      return cmp3(a.asTimestamp(), b.asTimestamp());
+    case ValueType::Array: {
+      const auto x = a.asArray(), y = b.asArray();
+      if (x.size() != y.size()) return cmp3(x.size(), y.size());
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (const int r = compareKeys(x[i], y[i]); r != 0) return r;
+      }
+      return 0;
+    }
+    case ValueType::Map: {
+      const auto x = a.asMap(), y = b.asMap();
+      if (x.size() != y.size()) return cmp3(x.size(), y.size());
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (const int r = compareKeys(x[i].key, y[i].key); r != 0) return r;
+        if (const int r = compareKeys(x[i].value, y[i].value); r != 0) return r;
+      }
+      return 0;
+    }
+  }
+  return 0;
+}
+
+constexpr std::size_t kNoDuplicate = static_cast<std::size_t>(-1);
+
+/// Index of the earliest key equal to an earlier one, or kNoDuplicate.
+std::size_t firstDuplicateKey(const Member* m, std::size_t n) {
+  if (n <= 16) {
+    // Pairwise over 64-bit fingerprints (a Str key's length and three of its bytes; other key
+    // types share one fingerprint and are compared in full): distinct keys of protocols rarely
+    // collide, so the full comparison seldom runs.
+    std::uint64_t fp[16];
+    for (std::size_t i = 0; i < n; ++i) fp[i] = keyFingerprint(m[i].key);
+    for (std::size_t j = 1; j < n; ++j) {
+      for (std::size_t i = 0; i < j; ++i) {
+        if (fp[i] == fp[j] && sameKey(m[i].key, m[j].key)) return j;
+      }
+    }
+    return kNoDuplicate;
+  }
+  std::vector<std::uint32_t> idx(n);
+  for (std::size_t i = 0; i < n; ++i) idx[i] = static_cast<std::uint32_t>(i);
+  std::sort(idx.begin(), idx.end(), [m](std::uint32_t x, std::uint32_t y) {
+    const int r = compareKeys(m[x].key, m[y].key);
+    return r != 0 ? r < 0 : x < y;
+  });
+  std::size_t best = kNoDuplicate;
+  for (std::size_t k = 1; k < n; ++k) {
+    const std::uint32_t p = idx[k - 1], q = idx[k];
+    // In a class of equivalent keys sorted by index, the first equal adjacent pair gives the
+    // class's second occurrence; the classes' minimum is the earliest one.
+    if (q < best && compareKeys(m[p].key, m[q].key) == 0 && sameKey(m[p].key, m[q].key) &&
+        (k < 2 || compareKeys(m[idx[k - 2]].key, m[p].key) != 0)) {
+      best = q;
+    }
+  }
+  return best;
+}
+
+template <bool kBuild>
+std::size_t parse(const Ctx& c, std::size_t pos, Value* slot, Document* doc);
+
+/// The offset of key `index` of the (already validated) map whose header is at `header`.
+std::size_t offsetOfMapKey(const Ctx& c, std::size_t header, std::size_t index) {
+  std::size_t pos = header + headInfo(u8(c.in + header)).hdr;
+  for (std::size_t k = 0; k < 2 * index; ++k) pos = parse<false>(c, pos, nullptr, nullptr);
+  return pos;
+}
+
+void checkDuplicates(const Ctx& c, const Frame& f) {
+  const std::size_t j = firstDuplicateKey(static_cast<const Member*>(f.base), f.n / 2);
+  if (j == kNoDuplicate) [[likely]]
+    return;
+  const std::size_t at = offsetOfMapKey(c, f.header, j);
+  detail::throwMessagePackError(
+      MessagePackErrc::DuplicateKey,
+      fmt::format("map key {} repeats an earlier key ({})", j,
+                  static_cast<const Member*>(f.base)[j].key.toDebugString().substr(0, 64)),
+      c.base + at, j);
+}
+
+/// Decodes (kBuild) or skips the value at pos; returns the offset after it.
+template <bool kBuild>
+std::size_t parse(const Ctx& c, std::size_t pos, Value* slot, Document* doc) {
+  const MessagePackLimits& lim = c.opt.limits;
+  FrameStack st;
+  for (;;) {
+    if (pos >= c.end) [[unlikely]]
+      needBytes(c, pos, std::uint64_t{pos} + 1);
+    const std::byte* p = c.in + pos;
+    const std::uint8_t b = u8(p);
+    if (b <= 0x7f) {
+      if constexpr (kBuild) *slot = Value::uinteger(b);
+      ++pos;
+    } else if (b >= 0xe0) {
+      if constexpr (kBuild) *slot = Value::integer(static_cast<std::int8_t>(b));
+      ++pos;
+    } else {
+      const HeadInfo info = headInfo(b);
+      if (info.hdr > c.end - pos) [[unlikely]]
+        needBytes(c, pos, std::uint64_t{pos} + info.hdr);
+      const Head h = readHead(p, info);
+      const std::size_t body = pos + h.hdr;
+      switch (h.kind) {
+        case Kind::Nil:
+          if constexpr (kBuild) *slot = Value::nil();
+          break;
+        case Kind::Reserved:
+          throwReserved(c.base + pos);
+        case Kind::Bool:
+          if constexpr (kBuild) *slot = Value::boolean(b == 0xc3);
+          break;
+        case Kind::UInt:
+          if constexpr (kBuild) *slot = Value::uinteger(h.v);
+          break;
+        case Kind::Int:
+          if constexpr (kBuild) *slot = Value::integer(static_cast<std::int64_t>(h.v));
+          break;
+        case Kind::F32:
+          if constexpr (kBuild)
+            *slot = Value::float32(std::bit_cast<float>(loadBE<std::uint32_t>(p + 1)));
+          break;
+        case Kind::F64:
+          if constexpr (kBuild)
+            *slot = Value::float64(std::bit_cast<double>(loadBE<std::uint64_t>(p + 1)));
+          break;
+        case Kind::Str: {
+          if (h.v > lim.maxStrLength) [[unlikely]]
+            throwLengthLimit(Kind::Str, h.v, lim, c.base + pos);
+          if (h.v > c.end - body) [[unlikely]]
+            needBytes(c, pos, body + h.v);
+          if constexpr (kBuild) {
+            const std::byte* d = c.in + body;
+            const std::size_t n = h.v;
+            bool bad = false;
+            if (n > 16 || !detail::isShortAscii(d, n)) {
+              const std::size_t k = utf8::firstInvalidUtf8(d, n);
+              if (k != utf8::npos) {
+                if (!c.opt.lenientUtf8) throwInvalidUtf8(c.base + pos, c.base + body + k);
+                bad = true;
+              }
+            }
+            *slot = Value::strView({reinterpret_cast<const char*>(d), n}, bad);
+          }
+          pos = body + h.v;
+          goto next;
+        }
+        case Kind::Bin:
+          if (h.v > lim.maxBinLength) [[unlikely]]
+            throwLengthLimit(Kind::Bin, h.v, lim, c.base + pos);
+          if (h.v > c.end - body) [[unlikely]]
+            needBytes(c, pos, body + h.v);
+          if constexpr (kBuild) *slot = Value::binView({c.in + body, h.v});
+          pos = body + h.v;
+          goto next;
+        case Kind::Ext:
+          if (h.v > lim.maxExtLength) [[unlikely]]
+            throwLengthLimit(Kind::Ext, h.v, lim, c.base + pos);
+          if (h.v > c.end - body) [[unlikely]]
+            needBytes(c, pos, body + h.v);
+          if constexpr (kBuild) {
+            if (h.type == -1) {
+              Timestamp ts;
+              std::string why;
+              if (!decodeTimestamp(c.in + body, h.v, ts, why))
+                throwInvalidTimestamp(why, c.base + pos);
+              *slot = Value::timestamp(ts);
+            } else {
+              *slot = Value::extView(h.type, {c.in + body, h.v});
+            }
+          }
+          pos = body + h.v;
+          goto next;
+        case Kind::Array:
+        case Kind::Map: {
+          const bool map = h.kind == Kind::Map;
+          if (h.v > lim.maxContainerLength) [[unlikely]]
+            throwLengthLimit(h.kind, h.v, lim, c.base + pos);
+          const std::uint64_t items = map ? 2 * h.v : h.v;
+          if (items > c.end - body) [[unlikely]]
+            needBytes(c, pos, body + items);
+          if (st.size() >= lim.maxDepth) [[unlikely]]
+            throwDepth(st.size() + 1, lim.maxDepth, c.base + pos);
+          void* base = nullptr;
+          if constexpr (kBuild) {
+            if (map) {
+              const std::span<Member> m = doc->allocateMap(h.v);
+              base = m.data();
+              *slot = Value::mapView(m);
+            } else {
+              const std::span<Value> a = doc->allocateArray(h.v);
+              base = a.data();
+              *slot = Value::arrayView(a);
+            }
+          }
+          pos = body;
+          if (items == 0) goto next;
+          st.push(Frame{base, 0, items, body - h.hdr, map});
+          if constexpr (kBuild) slot = slotOf(st.top());
+          continue;
+        }
+      }
+      pos = body;
+    }
+  next:
+    for (;;) {
+      if (st.empty()) return pos;
+      Frame& f = st.top();
+      if (++f.i < f.n) {
+        if constexpr (kBuild) slot = slotOf(f);
+        break;
+      }
+      if constexpr (kBuild) {
+        if (f.map && f.n > 2 && !c.opt.allowDuplicateKeys) checkDuplicates(c, f);
+      }
+      st.pop();
+    }
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- MessagePackReader
+
+ValueType MessagePackReader::nextType() const {
+  if (pos_ >= input_.size()) throwTruncated(offset(), 1, 0);
+  const HeadInfo info = headInfo(byteAt(pos_));
+  if (info.kind == Kind::Reserved) throwReserved(offset());
+  if (info.kind == Kind::Ext) {
+    if (info.hdr > remaining()) throwTruncated(offset(), info.hdr, remaining());
+    return readHead(input_.data() + pos_, info).type == -1 ? ValueType::Timestamp : ValueType::Ext;
+  }
+  if (info.kind == Kind::Int && info.hdr > 1) {
+    if (info.hdr > remaining()) throwTruncated(offset(), info.hdr, remaining());
+    return wireType(readHead(input_.data() + pos_, info));
+  }
+  return wireType(Head{info.kind, info.hdr, false, 0, 0});
+}
+
+void MessagePackReader::throwUnexpected(ValueType expected) const {
+  const ValueType actual = nextType();  // Truncated / ReservedByte first
+  throwTypeMismatch(expected, actual, byteAt(pos_), offset());
+}
+
+MessagePackReader::IntegerItem MessagePackReader::peekInteger() const {
+  if (pos_ >= input_.size()) throwTruncated(offset(), 1, 0);
+  const HeadInfo info = headInfo(byteAt(pos_));
+  if (info.kind != Kind::UInt && info.kind != Kind::Int) throwUnexpected(ValueType::Int);
+  if (info.hdr > remaining()) throwTruncated(offset(), info.hdr, remaining());
+  const Head h = readHead(input_.data() + pos_, info);
+  return {h.v, h.negative, h.hdr};
+}
+
+void MessagePackReader::throwIntegerOverflow(const IntegerItem& it, std::int64_t min,
+                                             std::uint64_t max) const {
+  const std::string v =
+      it.negative ? std::to_string(static_cast<std::int64_t>(it.bits)) : std::to_string(it.bits);
+  detail::throwMessagePackError(MessagePackErrc::IntegerOverflow,
+                                fmt::format("integer {} outside [{}, {}]", v, min, max), offset(),
+                                it.bits, max);
+}
+
+std::int64_t MessagePackReader::readInt64Slow() { return readInteger<std::int64_t>(); }
+
+std::uint64_t MessagePackReader::readUInt64Slow() { return readInteger<std::uint64_t>(); }
+
+float MessagePackReader::readFloat32() {
+  if (pos_ < input_.size() && byteAt(pos_) == 0xca) {
+    if (remaining() < 5) throwTruncated(offset(), 5, remaining());
+    const float f = std::bit_cast<float>(loadBE<std::uint32_t>(input_.data() + pos_ + 1));
+    pos_ += 5;
+    return f;
+  }
+  throwUnexpected(ValueType::Float32);
+}
+
+double MessagePackReader::readDouble() {
+  if (pos_ < input_.size() && byteAt(pos_) == 0xcb) {
+    if (remaining() < 9) throwTruncated(offset(), 9, remaining());
+    const double d = std::bit_cast<double>(loadBE<std::uint64_t>(input_.data() + pos_ + 1));
+    pos_ += 9;
+    return d;
+  }
+  if (pos_ < input_.size() && byteAt(pos_) == 0xca) return readFloat32();
+  throwUnexpected(ValueType::Float64);
+}
+
+namespace {
+/// The str/bin/ext item at pos: checks kind, limit and bytes; returns its header.
+Head payloadItem(std::span<const std::byte> in, std::size_t pos, std::uint64_t offset, Kind kind,
+                 ValueType expected, const MessagePackLimits& lim) {
+  if (pos >= in.size()) throwTruncated(offset, 1, 0);
+  const HeadInfo info = headInfo(std::to_integer<std::uint8_t>(in[pos]));
+  if (info.kind == Kind::Reserved) throwReserved(offset);
+  const std::size_t left = in.size() - pos;
+  if (info.kind != kind) {
+    Head h{info.kind, info.hdr, false, 0, 0};
+    if (info.kind == Kind::Int && info.hdr <= left) h = readHead(in.data() + pos, info);
+    throwTypeMismatch(expected, wireType(h), std::to_integer<std::uint8_t>(in[pos]), offset);
+  }
+  if (info.hdr > left) throwTruncated(offset, info.hdr, left);
+  const Head h = readHead(in.data() + pos, info);
+  if (kind == Kind::Ext && (h.type == -1) != (expected == ValueType::Timestamp))
+    throwTypeMismatch(expected, wireType(h), std::to_integer<std::uint8_t>(in[pos]), offset);
+  const std::size_t limit = kind == Kind::Str   ? lim.maxStrLength
+                            : kind == Kind::Bin ? lim.maxBinLength
+                                                : lim.maxExtLength;
+  if (h.v > limit) throwLengthLimit(kind, h.v, lim, offset);
+  if (h.v > left - h.hdr) throwTruncated(offset, h.hdr + h.v, left);
+  return h;
+}
+}  // namespace
+
+std::string_view MessagePackReader::readStrSlow() {
+  const Head h = payloadItem(input_, pos_, offset(), Kind::Str, ValueType::Str, options_.limits);
+  const std::byte* d = input_.data() + pos_ + h.hdr;
+  const std::size_t k = utf8::firstInvalidUtf8(d, h.v);
+  if (k != utf8::npos) throwInvalidUtf8(offset(), offset() + h.hdr + k);
+  pos_ += h.hdr + h.v;
+  return {reinterpret_cast<const char*>(d), h.v};
+}
+
+std::span<const std::byte> MessagePackReader::readBin() {
+  const Head h = payloadItem(input_, pos_, offset(), Kind::Bin, ValueType::Bin, options_.limits);
+  const std::byte* d = input_.data() + pos_ + h.hdr;
+  pos_ += h.hdr + h.v;
+  return {d, h.v};
+}
+
+MessagePackReader::ExtRef MessagePackReader::readExt() {
+  const Head h = payloadItem(input_, pos_, offset(), Kind::Ext, ValueType::Ext, options_.limits);
+  const std::byte* d = input_.data() + pos_ + h.hdr;
+  pos_ += h.hdr + h.v;
+  return {h.type, {d, h.v}};
+}
+
+Timestamp MessagePackReader::readTimestamp() {
+  const Head h =
+      payloadItem(input_, pos_, offset(), Kind::Ext, ValueType::Timestamp, options_.limits);
+  Timestamp ts;
+  std::string why;
+  if (!decodeTimestamp(input_.data() + pos_ + h.hdr, h.v, ts, why))
+    throwInvalidTimestamp(why, offset());
+  pos_ += h.hdr + h.v;
+  return ts;
+}
+
+std::uint32_t MessagePackReader::readContainerSlow(bool map) {
+  const ValueType expected = map ? ValueType::Map : ValueType::Array;
+  if (pos_ >= input_.size()) throwTruncated(offset(), 1, 0);
+  const HeadInfo info = headInfo(byteAt(pos_));
+  if (info.kind != (map ? Kind::Map : Kind::Array)) throwUnexpected(expected);
+  if (info.hdr > remaining()) throwTruncated(offset(), info.hdr, remaining());
+  const Head h = readHead(input_.data() + pos_, info);
+  if (h.v > options_.limits.maxContainerLength)
+    throwLengthLimit(info.kind, h.v, options_.limits, offset());
+  const std::uint64_t items = map ? 2 * h.v : h.v;
+  if (items > remaining() - h.hdr) throwTruncated(offset(), h.hdr + items, remaining());
+  pos_ += h.hdr;
+  return static_cast<std::uint32_t>(h.v);
+}
+
+void MessagePackReader::skip() {
+  const Ctx c = makeCtx(input_, pos_, options_, baseOffset_);
+  pos_ = parse<false>(c, pos_, nullptr, nullptr);
+}
+
+Value MessagePackReader::readValue(Document& doc) {
+  const Ctx c = makeCtx(input_, pos_, options_, baseOffset_);
+  Value v;
+  pos_ = parse<true>(c, pos_, &v, &doc);
+  return v;
+}
+
+// ---------------------------------------------------------------- whole-value decoding
+
+namespace msgpack {
+
+std::size_t decodeOne(std::span<const std::byte> input, Document& into,
+                      const MessagePackReadOptions& options, std::uint64_t baseOffset) {
+  const Ctx c = makeCtx(input, 0, options, baseOffset);
+  Value v;
+  const std::size_t end = parse<true>(c, 0, &v, &into);
+  into.setRoot(v);
+  return end;
+}
+
+void decode(std::span<const std::byte> input, Document& into, const MessagePackReadOptions& options,
+            std::uint64_t baseOffset) {
+  const Ctx c = makeCtx(input, 0, options, baseOffset);
+  Value v;
+  const std::size_t end = parse<true>(c, 0, &v, &into);
+  if (end != input.size()) [[unlikely]] {
+    detail::throwMessagePackError(MessagePackErrc::TrailingBytes,
+                                  fmt::format("{} bytes after the value", input.size() - end),
+                                  baseOffset + end, input.size() - end);
+  }
+  into.setRoot(v);
+}
+
+void decode(ByteBuf input, Document& into, const MessagePackReadOptions& options,
+            std::uint64_t baseOffset) {
+  decode(input.readableSpan(), into, options, baseOffset);
+  into.keepAlive(std::move(input));
+}
+
+Document decode(ByteBuf input, const MessagePackReadOptions& options) {
+  Document doc;
+  decode(std::move(input), doc, options, 0);
+  return doc;
+}
+
+}  // namespace msgpack
+
+}  // namespace netbuf
