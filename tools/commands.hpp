@@ -20,6 +20,15 @@ int runServe(const std::vector<std::string_view>& args);
 /// `netbuf load <load>`; loads: echo (tools/echo_command.cpp).
 int runLoad(const std::vector<std::string_view>& args);
 
+/// `netbuf serve rpc` / `netbuf load rpc`: the arguments after "rpc" (tools/rpc_command.cpp).
+int runServeRpc(const std::vector<std::string_view>& args);
+int runLoadRpc(const std::vector<std::string_view>& args);
+
+/// `netbuf msgpack encode|decode` (tools/data_commands.cpp).
+int runMsgpack(const std::vector<std::string_view>& args);
+/// `netbuf json validate|canonical|pretty` (tools/data_commands.cpp).
+int runJson(const std::vector<std::string_view>& args);
+
 /// `netbuf bench echo`: the arguments after "echo" (tools/echo_command.cpp).
 int runBenchEcho(const std::vector<std::string_view>& args);
 /// `netbuf bench accept`: connections accepted per second, single acceptor vs one per loop.

@@ -23,8 +23,26 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"bench", "run built-in benchmarks (bench strings, bench echo)", netbuf::tools::runBench},
-    {"serve", "run a server until SIGINT/SIGTERM (serve echo)", netbuf::tools::runServe},
-    {"load", "drive a server with load and report latency (load echo)", netbuf::tools::runLoad},
+    {"serve", "run a server until SIGINT/SIGTERM (serve echo, serve rpc)", netbuf::tools::runServe},
+    {"load", "drive a server with load and report latency (load echo, load rpc)",
+     netbuf::tools::runLoad},
+    {"msgpack", "MessagePack <-> JSON on stdin/stdout (msgpack encode, msgpack decode)",
+     netbuf::tools::runMsgpack},
+    {"json", "check and reformat JSON on stdin (json validate, canonical, pretty)",
+     netbuf::tools::runJson},
+};
+
+/// Subcommands that live outside their command's own file: `<command> <name> ...` runs them with
+/// the arguments after <name>.
+struct SubCommand {
+  std::string_view command;
+  std::string_view name;
+  int (*run)(const std::vector<std::string_view>& args);
+};
+
+constexpr SubCommand kSubCommands[] = {
+    {"serve", "rpc", netbuf::tools::runServeRpc},
+    {"load", "rpc", netbuf::tools::runLoadRpc},
 };
 
 void printUsage(std::FILE* out) {
@@ -50,6 +68,10 @@ int main(int argc, char** argv) {
   for (const Command& c : kCommands) {
     if (c.name == args[0]) {
       try {
+        for (const SubCommand& sub : kSubCommands) {
+          if (sub.command == c.name && args.size() > 1 && sub.name == args[1])
+            return sub.run(std::vector<std::string_view>(args.begin() + 2, args.end()));
+        }
         return c.run(std::vector<std::string_view>(args.begin() + 1, args.end()));
       } catch (const std::exception& e) {
         std::fprintf(stderr, "netbuf %.*s: %s\n", static_cast<int>(c.name.size()), c.name.data(),

@@ -1,0 +1,674 @@
+// MessagePackRpcServer on an EmbeddedChannel (sync and async methods, errors, notifications,
+// out-of-order and cross-thread replies, double reply, dropped calls, protocol errors) and
+// MessagePackRpcClient against it over loopback TCP (pipelining, timeouts, connection loss, msgid
+// wrap-around). Run under ThreadSanitizer ("threaded").
+#include <netbuf/transport/message_pack_rpc_server.hpp>
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <netbuf/codec/msgpack/message_pack_codec.hpp>
+#include <netbuf/transport/embedded_channel.hpp>
+#include <netbuf/transport/message_pack_rpc_client.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace netbuf;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Polls cond every millisecond for up to 10 s.
+template <class Cond>
+bool eventually(Cond cond) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  return cond();
+}
+
+/// Encodes a request / notification as the wire bytes a client would send.
+ByteBuf request(std::uint32_t id, std::string_view method, std::initializer_list<Value> params) {
+  ByteBuf b = Unpooled::buffer();
+  MessagePackWriter w(b);
+  writeRpcRequest(w, id, method, params);
+  return b;
+}
+ByteBuf notification(std::string_view method, std::initializer_list<Value> params) {
+  ByteBuf b = Unpooled::buffer();
+  MessagePackWriter w(b);
+  writeRpcNotification(w, method, params);
+  return b;
+}
+
+/// Every response the channel wrote (the outbound ByteBufs, concatenated and decoded).
+std::vector<RpcMessage> responses(EmbeddedChannel& ch) {
+  ByteBuf all = Unpooled::buffer();
+  for (Message m = ch.readOutboundMessage(); !m.empty(); m = ch.readOutboundMessage()) {
+    if (m.is<ByteBuf>()) {
+      all.writeBytes(m.as<ByteBuf>().readableSpan());
+    } else {
+      all.writeBytes(toContiguous(m.take<AnyByteBuf>()).readableSpan());
+    }
+  }
+  std::vector<RpcMessage> out;
+  std::span<const std::byte> rest = all.readableSpan();
+  while (!rest.empty()) {
+    Document d;
+    const std::size_t n = msgpack::decodeOne(rest, d);
+    Document owned = msgpack::decode(Unpooled::copiedBuffer(rest.subspan(0, n)));
+    out.push_back(RpcMessage::parse(std::move(owned)));
+    rest = rest.subspan(n);
+  }
+  return out;
+}
+
+/// A server with the methods most tests use.
+void addTestMethods(MessagePackRpcServer& rpc) {
+  rpc.method(
+         "add",
+         [](std::span<const Value> p, MessagePackWriter& r) {
+           r.packInt(p[0].asInt64() + p[1].asInt64());
+         },
+         2)
+      .method("echo",
+              [](std::span<const Value> p, MessagePackWriter& r) { r.pack(Value::arrayView(p)); })
+      .method("nothing", [](std::span<const Value>, MessagePackWriter&) {})
+      .method("fail",
+              [](std::span<const Value>, MessagePackWriter& r) {
+                r.packStr("partial");  // rolled back
+                throw RpcError("failed on purpose");
+              })
+      .method("failValue",
+              [](std::span<const Value>, MessagePackWriter&) {
+                Document d;
+                throw RpcError(d.array({Value::integer(42), d.str("custom")}));
+              })
+      .method("crash", [](std::span<const Value>,
+                          MessagePackWriter&) { throw std::runtime_error("std exception"); })
+      .method("two", [](std::span<const Value>, MessagePackWriter& r) {
+        r.packInt(1).packInt(2);  // two values: refused
+      });
+}
+
+/// An EmbeddedChannel with the server installed (decoder, encoder, handler).
+std::unique_ptr<EmbeddedChannel> embedded(MessagePackRpcServer& rpc) {
+  auto ch = std::make_unique<EmbeddedChannel>();
+  rpc.install(ch->pipeline());
+  return ch;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Server on EmbeddedChannel
+
+TEST_CASE("server: sync methods, results, errors") {
+  MessagePackRpcServer rpc;
+  addTestMethods(rpc);
+  auto ch = embedded(rpc);
+  ch->writeInbound(request(1, "add", {Value::integer(2), Value::integer(40)}));
+  ch->writeInbound(request(2, "nothing", {}));
+  ch->writeInbound(request(3, "fail", {}));
+  ch->writeInbound(request(4, "failValue", {}));
+  ch->writeInbound(request(5, "crash", {}));
+  ch->writeInbound(request(6, "two", {}));
+  ch->writeInbound(request(7, "nope", {}));
+  ch->writeInbound(request(8, "add", {Value::integer(1)}));
+  ch->writeInbound(request(0xffffffffu, "echo", {Value::strView("x"), Value::boolean(false)}));
+  auto r = responses(*ch);
+  REQUIRE(r.size() == 9);
+  CHECK(r[0].msgid() == 1);
+  CHECK(r[0].result().asInt64() == 42);
+  CHECK(r[1].result().isNil());
+  CHECK_FALSE(r[1].isError());
+  CHECK(r[2].error().asStr() == "failed on purpose");
+  CHECK(r[2].result().isNil());
+  CHECK(r[3].error()[0].asInt64() == 42);
+  CHECK(r[3].error()[1].asStr() == "custom");
+  CHECK(r[4].error().asStr() == "InternalError: std exception");
+  CHECK(r[5].error().asStr() == "InternalError: two wrote more than one result value");
+  CHECK(r[6].error().asStr() == "NoMethodError: nope");
+  CHECK(r[7].error().asStr() == "ArgumentError: add takes 2 params, got 1");
+  CHECK(r[8].msgid() == 0xffffffffu);
+  CHECK(r[8].result()[0].asStr() == "x");
+  CHECK(r[8].result()[1].asBool() == false);
+  const RpcServerStats s = rpc.stats();
+  CHECK(s.requests == 9);
+  CHECK(s.unknownMethods == 1);
+  CHECK(s.errorResponses == 6);
+  CHECK(s.connections == 1);
+  CHECK(s.protocolErrors == 0);
+  CHECK(ch->isOpen());
+  ch->finishAndReleaseAll();
+}
+
+TEST_CASE("server: many requests in one read are answered in one flushed buffer") {
+  MessagePackRpcServer rpc;
+  addTestMethods(rpc);
+  auto ch = embedded(rpc);
+  ByteBuf all = Unpooled::buffer();
+  for (std::uint32_t i = 0; i < 50; ++i) {
+    MessagePackWriter w(all);
+    writeRpcRequest(w, i, "add", {Value::integer(i), Value::integer(1)});
+  }
+  ch->writeInbound(std::move(all));
+  CHECK(ch->outboundCount() == 1);
+  auto r = responses(*ch);
+  REQUIRE(r.size() == 50);
+  for (std::uint32_t i = 0; i < 50; ++i) {
+    CHECK(r[i].msgid() == i);
+    CHECK(r[i].result().asInt64() == i + 1);
+  }
+  ch->finishAndReleaseAll();
+}
+
+TEST_CASE("server: registering after the first handler is refused") {
+  MessagePackRpcServer rpc;
+  addTestMethods(rpc);
+  auto ch = embedded(rpc);
+  CHECK_THROWS_AS(rpc.method("late", [](std::span<const Value>, MessagePackWriter&) {}),
+                  IllegalStateError);
+  CHECK_THROWS_AS(MessagePackRpcServer().method("x", nullptr), IllegalArgumentError);
+  ch->finishAndReleaseAll();
+}
+
+TEST_CASE("server: notifications never get a response") {
+  MessagePackRpcServer rpc;
+  int logged = 0;
+  int asyncCalls = 0;
+  rpc.method("log",
+             [&](std::span<const Value> p, MessagePackWriter& r) {
+               ++logged;
+               r.packStr("ignored");
+               if (p.size() == 1 && p[0].isNil()) throw RpcError("ignored too");
+             })
+      .asyncMethod("alog",
+                   [&](RpcCall call) {
+                     ++asyncCalls;
+                     CHECK(call.isNotification());
+                     call.reply(Value::integer(1));  // a no-op for notifications
+                     CHECK_THROWS_AS(call.reply(Value::integer(1)), IllegalStateError);
+                   })
+      .asyncMethod(
+          "adrop", [&](RpcCall) { ++asyncCalls; }, 0)
+      .method(
+          "one", [](std::span<const Value>, MessagePackWriter&) {}, 1);
+  auto ch = embedded(rpc);
+  ch->writeInbound(notification("log", {Value::strView("a")}));
+  ch->writeInbound(notification("log", {Value::nil()}));
+  ch->writeInbound(notification("alog", {}));
+  ch->writeInbound(notification("adrop", {}));    // dropped: no NoReplyError either
+  ch->writeInbound(notification("unknown", {}));  // counted, ignored
+  ch->writeInbound(notification("one", {}));      // wrong arity: counted, ignored
+  CHECK(ch->outboundCount() == 0);
+  CHECK(logged == 2);
+  CHECK(asyncCalls == 2);
+  const RpcServerStats s = rpc.stats();
+  CHECK(s.notifications == 6);
+  CHECK(s.unknownNotifications == 2);
+  CHECK(s.droppedCalls == 0);
+  CHECK(ch->isOpen());
+  ch->finishAndReleaseAll();
+}
+
+TEST_CASE("server: async replies, out of order, from another thread, twice, dropped") {
+  MessagePackRpcServer rpc;
+  std::vector<RpcCall> held;
+  rpc.asyncMethod("hold", [&](RpcCall call) { held.push_back(std::move(call)); })
+      .asyncMethod("now", [](RpcCall call) {
+        call.reply([&](MessagePackWriter& w) { w.packStr(call.method()); });
+      });
+  auto ch = embedded(rpc);
+
+  SUBCASE("immediate async reply") {
+    ch->writeInbound(request(9, "now", {}));
+    auto r = responses(*ch);
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].result().asStr() == "now");
+  }
+  SUBCASE("out of order: completed in reverse") {
+    for (std::uint32_t i = 1; i <= 3; ++i)
+      ch->writeInbound(request(i, "hold", {Value::uinteger(i)}));
+    CHECK(ch->outboundCount() == 0);
+    REQUIRE(held.size() == 3);
+    CHECK(held[1].params()[0].asUInt64() == 2);
+    held[2].reply(Value::uinteger(30));
+    held[0].reply(Value::uinteger(10));
+    held[1].replyError(std::string_view("late"));
+    ch->runPendingTasks();
+    auto r = responses(*ch);
+    REQUIRE(r.size() == 3);
+    CHECK(r[0].msgid() == 3);
+    CHECK(r[0].result().asUInt64() == 30);
+    CHECK(r[1].msgid() == 1);
+    CHECK(r[2].msgid() == 2);
+    CHECK(r[2].error().asStr() == "late");
+  }
+  SUBCASE("reply from another thread is posted to the channel's executor") {
+    ch->writeInbound(request(5, "hold", {}));
+    REQUIRE(held.size() == 1);
+    std::thread t([c = std::move(held[0])]() mutable {
+      c.reply([](MessagePackWriter& w) { w.packStr("from a thread"); });
+    });
+    t.join();
+    CHECK(ch->outboundCount() == 0);  // queued until the channel's thread runs its tasks
+    ch->runPendingTasks();
+    auto r = responses(*ch);
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].msgid() == 5);
+    CHECK(r[0].result().asStr() == "from a thread");
+  }
+  SUBCASE("completing twice is an error; only one response goes out") {
+    ch->writeInbound(request(5, "hold", {}));
+    held[0].reply(Value::nil());
+    CHECK(held[0].isCompleted());
+    CHECK_THROWS_AS(held[0].reply(Value::nil()), IllegalStateError);
+    CHECK_THROWS_AS(held[0].replyError(std::string_view("x")), IllegalStateError);
+    ch->runPendingTasks();
+    CHECK(responses(*ch).size() == 1);
+  }
+  SUBCASE("a dropped call answers NoReplyError") {
+    ch->writeInbound(request(6, "hold", {}));
+    held.clear();
+    ch->runPendingTasks();
+    auto r = responses(*ch);
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].msgid() == 6);
+    CHECK(r[0].error().asStr() == "NoReplyError: hold dropped its call without replying");
+    CHECK(rpc.stats().droppedCalls == 1);
+  }
+  SUBCASE("a moved call: the moved-from one is inert, the new one replies") {
+    ch->writeInbound(request(7, "hold", {}));
+    RpcCall moved = std::move(held[0]);
+    CHECK_THROWS_AS(held[0].reply(Value::nil()), IllegalStateError);
+    held.clear();  // destroying the moved-from call sends nothing
+    ch->runPendingTasks();
+    CHECK(ch->outboundCount() == 0);
+    moved.reply(Value::boolean(true));
+    ch->runPendingTasks();
+    CHECK(responses(*ch).size() == 1);
+  }
+  SUBCASE("replies after the channel closed are dropped") {
+    ch->writeInbound(request(8, "hold", {}));
+    ch->finishAndReleaseAll();
+    held[0].reply(Value::nil());
+    held.clear();
+    CHECK(ch->outboundCount() == 0);
+  }
+  held.clear();
+  ch->finishAndReleaseAll();
+}
+
+TEST_CASE("server: calls outliving their channel do nothing") {
+  MessagePackRpcServer rpc;
+  std::vector<RpcCall> held;
+  rpc.asyncMethod("hold", [&](RpcCall call) { held.push_back(std::move(call)); });
+  {
+    auto ch = embedded(rpc);
+    ch->writeInbound(request(1, "hold", {}));
+    ch->writeInbound(request(2, "hold", {}));
+    ch->finishAndReleaseAll();
+  }
+  held[0].reply(Value::nil());  // the connection is detached: dropped, no crash
+  held.clear();                 // NoReplyError for the second: dropped too
+  CHECK(rpc.stats().droppedCalls == 1);
+}
+
+TEST_CASE("server: protocol errors close the connection without answering") {
+  MessagePackRpcServer rpc;
+  addTestMethods(rpc);
+  std::atomic<int> reported{0};
+  rpc.onProtocolError([&](Channel&, std::exception_ptr) { ++reported; });
+  auto ch = embedded(rpc);
+  std::vector<int> wire;
+  SUBCASE("not an RPC message") { wire = {0x94, 0x05, 0x01, 0xa1, 'm', 0x90}; }
+  SUBCASE("a map") { wire = {0x80}; }
+  SUBCASE("a response sent to the server") { wire = {0x94, 0x01, 0x01, 0xc0, 0xc0}; }
+  SUBCASE("malformed MessagePack (reserved byte)") { wire = {0xc1}; }
+  SUBCASE("invalid UTF-8 in the method") { wire = {0x94, 0x00, 0x01, 0xa1, 0xff, 0x90}; }
+  ByteBuf in = Unpooled::buffer();
+  for (int b : wire) in.writeByte(static_cast<std::int8_t>(b));
+  // A valid request after the bad one in the same read is not answered either.
+  {
+    MessagePackWriter w(in);
+    writeRpcRequest(w, 1, "add", {Value::integer(1), Value::integer(1)});
+  }
+  ch->writeInbound(std::move(in));
+  CHECK_FALSE(ch->isOpen());
+  CHECK(ch->outboundCount() == 0);
+  CHECK(reported == 1);
+  CHECK(rpc.stats().protocolErrors == 1);
+  ch->finishAndReleaseAll();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client and server over TCP
+
+namespace {
+
+struct TcpFixture {
+  EventLoopGroup group{2};
+  MessagePackRpcServer rpc;
+  std::unique_ptr<ServerChannel> server;
+  std::mutex m;
+  std::vector<std::shared_ptr<RpcCall>> parked;  // "park" calls, never answered until released
+
+  TcpFixture() {
+    addTestMethods(rpc);
+    rpc.asyncMethod(
+           "sleep",
+           [](RpcCall call) {
+             const auto ms = std::chrono::milliseconds(call.params()[0].asInt64());
+             auto shared = std::make_shared<RpcCall>(std::move(call));
+             shared->executor().schedule(
+                 ms, [shared] { shared->reply(Value::uinteger(shared->params()[0].asUInt64())); });
+           },
+           1)
+        .asyncMethod("park", [this](RpcCall call) {
+          std::lock_guard<std::mutex> g(m);
+          parked.push_back(std::make_shared<RpcCall>(std::move(call)));
+        });
+    server = rpc.bind(group, "127.0.0.1", 0);
+  }
+  ~TcpFixture() {
+    server->close();
+    server->closeChildren();
+    {
+      std::lock_guard<std::mutex> g(m);
+      parked.clear();
+    }
+    group.shutdownGracefully(0ms, 5s);
+  }
+  unsigned short port() const { return server->port(); }
+};
+
+}  // namespace
+
+TEST_CASE("client: callSync, errors, notifications") {
+  TcpFixture f;
+  EventLoopGroup clientGroup(1);
+  {
+    MessagePackRpcClient client(clientGroup, "127.0.0.1", f.port());
+    CHECK(eventually([&] { return client.isConnected(); }));
+    RpcResult r = client.callSync("add", {Value::integer(20), Value::integer(22)});
+    REQUIRE(r.ok());
+    CHECK(r.value.asInt64() == 42);
+    r = client.callSync("nope", Value::arrayView({}));
+    CHECK(r.status == RpcResult::Status::Error);
+    CHECK(r.value.asStr() == "NoMethodError: nope");
+    CHECK(r.describe() == "Error: \"NoMethodError: nope\"");
+    r = client.callSync("echo", [](MessagePackWriter& w) {
+      w.packArrayHeader(2).packStr("s").packBin(std::span<const std::byte>());
+    });
+    REQUIRE(r.ok());
+    CHECK(r.value[0].asStr() == "s");
+    CHECK(r.value[1].isBin());
+    client.notify("echo", {Value::integer(1)});
+    r = client.callSync("add", {Value::integer(1), Value::integer(1)});
+    CHECK(r.ok());
+    CHECK(eventually([&] { return f.rpc.stats().notifications == 1; }));
+    CHECK_THROWS_AS(client.call("x", Value::integer(1), [](RpcResult) {}), EncoderError);
+    CHECK(client.pendingCalls() == 0);
+  }
+  clientGroup.shutdownGracefully(0ms, 5s);
+}
+
+TEST_CASE("client: 1000 pipelined calls, responses matched by msgid") {
+  TcpFixture f;
+  EventLoopGroup clientGroup(1);
+  {
+    MessagePackRpcClient client(clientGroup, "127.0.0.1", f.port());
+    std::atomic<int> ok{0}, bad{0};
+    std::promise<void> all;
+    std::atomic<int> done{0};
+    for (int i = 0; i < 1000; ++i) {
+      client.call("add", {Value::integer(i), Value::integer(1000)}, [&, i](RpcResult r) {
+        if (r.ok() && r.value.asInt64() == i + 1000) {
+          ++ok;
+        } else {
+          ++bad;
+        }
+        if (++done == 1000) all.set_value();
+      });
+    }
+    REQUIRE(all.get_future().wait_for(20s) == std::future_status::ready);
+    CHECK(ok == 1000);
+    CHECK(bad == 0);
+    CHECK(client.pendingCalls() == 0);
+
+    // Calls issued from the loop itself (callbacks calling again) pipeline too.
+    std::promise<int> chain;
+    std::function<void(int)> next;
+    next = [&](int n) {
+      if (n == 200) return chain.set_value(n);
+      client.call("add", {Value::integer(n), Value::integer(1)},
+                  [&](RpcResult r) { next(r.ok() ? static_cast<int>(r.value.asInt64()) : -1); });
+    };
+    client.eventLoop().execute([&] { next(0); });
+    auto fut = chain.get_future();
+    REQUIRE(fut.wait_for(20s) == std::future_status::ready);
+    CHECK(fut.get() == 200);
+  }
+  clientGroup.shutdownGracefully(0ms, 5s);
+}
+
+TEST_CASE("client: out-of-order responses with sleep") {
+  TcpFixture f;
+  EventLoopGroup clientGroup(1);
+  {
+    MessagePackRpcClient client(clientGroup, "127.0.0.1", f.port());
+    std::mutex m;
+    std::vector<std::uint32_t> order;
+    std::atomic<int> done{0};
+    for (int ms : {300, 10, 0}) {
+      client.call("sleep", {Value::integer(ms)}, [&](RpcResult r) {
+        CHECK(r.ok());
+        std::lock_guard<std::mutex> g(m);
+        order.push_back(static_cast<std::uint32_t>(r.value.asUInt64()));
+        ++done;
+      });
+    }
+    CHECK(eventually([&] { return done == 3; }));
+    std::lock_guard<std::mutex> g(m);
+    CHECK(order == std::vector<std::uint32_t>{0, 10, 300});
+  }
+  clientGroup.shutdownGracefully(0ms, 5s);
+}
+
+TEST_CASE("client: timeouts, late responses ignored") {
+  TcpFixture f;
+  EventLoopGroup clientGroup(1);
+  {
+    MessagePackRpcClient::Options opt;
+    opt.callTimeout = 100ms;
+    MessagePackRpcClient client(clientGroup, "127.0.0.1", f.port(), opt);
+    const auto t0 = std::chrono::steady_clock::now();
+    RpcResult r = client.callSync("sleep", {Value::integer(400)});
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    CHECK(r.status == RpcResult::Status::Timeout);
+    CHECK(waited >= 100ms);
+    CHECK(waited < 350ms);
+    // Per-call timeout overrides the default; zero disables.
+    r = client.callSync("sleep", {Value::integer(150)}, 2000ms);
+    CHECK(r.ok());
+    r = client.callSync("sleep", {Value::integer(150)}, 0ms);
+    CHECK(r.ok());
+    // A short timeout armed after a longer one fires first.
+    std::atomic<int> timeouts{0};
+    client.call(
+        "sleep", {Value::integer(1000)},
+        [&](RpcResult x) {
+          if (x.status == RpcResult::Status::Timeout) ++timeouts;
+        },
+        800ms);
+    r = client.callSync("sleep", {Value::integer(1000)}, 50ms);
+    CHECK(r.status == RpcResult::Status::Timeout);
+    CHECK(timeouts == 0);
+    CHECK(eventually([&] { return timeouts == 1; }));
+    // The late responses (the 400 ms and 1000 ms sleeps) arrive and are ignored.
+    CHECK(eventually([&] { return client.lateResponses() >= 2; }));
+    CHECK(client.pendingCalls() == 0);
+    r = client.callSync("add", {Value::integer(1), Value::integer(2)});
+    CHECK(r.ok());
+  }
+  clientGroup.shutdownGracefully(0ms, 5s);
+}
+
+TEST_CASE("client: connection loss fails every pending call") {
+  TcpFixture f;
+  EventLoopGroup clientGroup(1);
+  {
+    MessagePackRpcClient client(clientGroup, "127.0.0.1", f.port());
+    std::atomic<int> lost{0};
+    for (int i = 0; i < 20; ++i) {
+      client.call("park", Value::arrayView({}), [&](RpcResult r) {
+        if (r.status == RpcResult::Status::ConnectionLost) ++lost;
+      });
+    }
+    CHECK(eventually([&] {
+      std::lock_guard<std::mutex> g(f.m);
+      return f.parked.size() == 20;
+    }));
+    CHECK(client.pendingCalls() == 20);
+    f.server->closeChildren();  // the server drops the connection
+    CHECK(eventually([&] { return lost == 20; }));
+    CHECK(client.pendingCalls() == 0);
+    CHECK(eventually([&] { return !client.isConnected(); }));
+    // Calls after the loss fail at once.
+    RpcResult r = client.callSync("add", {Value::integer(1), Value::integer(2)});
+    CHECK(r.status == RpcResult::Status::ConnectionLost);
+    CHECK_FALSE(r.message.empty());
+    client.notify("add", {Value::integer(1), Value::integer(2)});  // dropped silently
+  }
+  clientGroup.shutdownGracefully(0ms, 5s);
+}
+
+TEST_CASE("client: close() and the destructor fail pending calls") {
+  TcpFixture f;
+  EventLoopGroup clientGroup(1);
+  std::atomic<int> lost{0};
+  {
+    MessagePackRpcClient client(clientGroup, "127.0.0.1", f.port());
+    for (int i = 0; i < 5; ++i) {
+      client.call("park", Value::arrayView({}), [&lost](RpcResult r) {
+        if (r.status == RpcResult::Status::ConnectionLost) ++lost;
+      });
+    }
+    CHECK(eventually([&] { return client.pendingCalls() == 5; }));
+  }
+  CHECK(eventually([&] { return lost == 5; }));
+  clientGroup.shutdownGracefully(0ms, 5s);
+}
+
+TEST_CASE("client: msgid wraps from 0xffffffff to 0") {
+  TcpFixture f;
+  EventLoopGroup clientGroup(1);
+  {
+    MessagePackRpcClient::Options opt;
+    opt.firstMsgid = 0xfffffffeu;
+    MessagePackRpcClient client(clientGroup, "127.0.0.1", f.port(), opt);
+    std::vector<std::uint32_t> ids;
+    for (int i = 0; i < 4; ++i) {
+      RpcResult r = client.callSync("add", {Value::integer(i), Value::integer(0)});
+      REQUIRE(r.ok());
+      CHECK(r.value.asInt64() == i);
+      ids.push_back(r.msgid);
+    }
+    CHECK(ids == std::vector<std::uint32_t>{0xfffffffeu, 0xffffffffu, 0, 1});
+  }
+  clientGroup.shutdownGracefully(0ms, 5s);
+}
+
+TEST_CASE("client: many threads calling at once") {
+  TcpFixture f;
+  EventLoopGroup clientGroup(1);
+  {
+    MessagePackRpcClient client(clientGroup, "127.0.0.1", f.port());
+    std::atomic<int> ok{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 50; ++i) {
+          RpcResult r = client.callSync("add", {Value::integer(t), Value::integer(i)});
+          if (r.ok() && r.value.asInt64() == t + i) ++ok;
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    CHECK(ok == 200);
+  }
+  clientGroup.shutdownGracefully(0ms, 5s);
+}
+
+TEST_CASE("client: callSync on the loop thread is refused") {
+  TcpFixture f;
+  EventLoopGroup clientGroup(1);
+  {
+    MessagePackRpcClient client(clientGroup, "127.0.0.1", f.port());
+    std::promise<bool> refused;
+    client.eventLoop().execute([&] {
+      try {
+        client.callSync("add", {Value::integer(1), Value::integer(1)});
+        refused.set_value(false);
+      } catch (const IllegalStateError&) {
+        refused.set_value(true);
+      }
+    });
+    CHECK(refused.get_future().get());
+  }
+  clientGroup.shutdownGracefully(0ms, 5s);
+}
+
+TEST_CASE("client: a server sending garbage is a protocol error (ConnectionLost)") {
+  EventLoopGroup group(1);
+  // A raw server that answers any bytes with a reserved byte.
+  struct Garbage : ChannelHandler {
+    void channelRead(ChannelHandlerContext& ctx, Message) override {
+      ByteBuf b = Unpooled::buffer(1);
+      b.writeByte(static_cast<std::int8_t>(0xc1));
+      ctx.writeAndFlush(std::move(b));
+    }
+  };
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .childInitializer([](SocketChannel& ch) {
+                      ch.pipeline().addLast("garbage", std::make_unique<Garbage>());
+                    })
+                    .bind("127.0.0.1", 0);
+  EventLoopGroup clientGroup(1);
+  {
+    MessagePackRpcClient client(clientGroup, "127.0.0.1", server->port());
+    RpcResult r = client.callSync("x", Value::arrayView({}));
+    CHECK(r.status == RpcResult::Status::ConnectionLost);
+    CHECK(r.message.find("protocol error") != std::string::npos);
+  }
+  server->close();
+  server->closeChildren();
+  clientGroup.shutdownGracefully(0ms, 5s);
+  group.shutdownGracefully(0ms, 5s);
+}
+
+TEST_CASE("client: connecting to a closed port throws") {
+  EventLoopGroup clientGroup(1);
+  unsigned short port = 0;
+  {
+    EventLoopGroup g(1);
+    auto s =
+        ServerBootstrap().group(g).childInitializer([](SocketChannel&) {}).bind("127.0.0.1", 0);
+    port = s->port();
+    s->close();
+    g.shutdownGracefully(0ms, 5s);
+  }
+  CHECK_THROWS_AS(MessagePackRpcClient(clientGroup, "127.0.0.1", port), std::system_error);
+  clientGroup.shutdownGracefully(0ms, 5s);
+}
