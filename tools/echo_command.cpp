@@ -141,7 +141,8 @@ void printServeUsage(std::FILE* out) {
                "  --threads T    I/O threads, one io_context each (default 1)\n"
                "  --impl I       the server: 'netbuf' (default; netbuf's transport) or 'asio'\n"
                "                 (a hand-written plain Boost.Asio server, the floor netbuf is\n"
-               "                 measured against)\n");
+               "                 measured against)\n\n"
+               "The MessagePack-RPC server: see 'netbuf serve rpc --help'.\n");
 }
 
 int runServeEcho(const std::vector<std::string_view>& args) {
@@ -213,7 +214,8 @@ void printLoadUsage(std::FILE* out) {
                "  --duration D      measured seconds (default 5)\n"
                "  --warmup S        seconds run before measuring (default 0.5)\n"
                "  --threads T       client threads; connections spread round robin (default 1)\n"
-               "  --json            one JSON object on stdout\n");
+               "  --json            one JSON object on stdout\n\n"
+               "The MessagePack-RPC load: see 'netbuf load rpc --help'.\n");
 }
 
 /// Parses the load options shared by `load echo`; returns -1 when parsed, else an exit code.
@@ -305,7 +307,7 @@ int runServe(const std::vector<std::string_view>& args) {
     return args.empty() ? kExitUsage : kExitOk;
   }
   if (args[0] != "echo") {
-    std::fprintf(stderr, "netbuf serve: unknown server '%.*s' (available: echo)\n",
+    std::fprintf(stderr, "netbuf serve: unknown server '%.*s' (available: echo, rpc)\n",
                  static_cast<int>(args[0].size()), args[0].data());
     return kExitUsage;
   }
@@ -318,7 +320,7 @@ int runLoad(const std::vector<std::string_view>& args) {
     return args.empty() ? kExitUsage : kExitOk;
   }
   if (args[0] != "echo") {
-    std::fprintf(stderr, "netbuf load: unknown load '%.*s' (available: echo)\n",
+    std::fprintf(stderr, "netbuf load: unknown load '%.*s' (available: echo, rpc)\n",
                  static_cast<int>(args[0].size()), args[0].data());
     return kExitUsage;
   }
