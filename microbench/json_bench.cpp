@@ -5,6 +5,9 @@
 //            (keys sorted on every call; all three must print {"a":"a","c":["2","1"],"z":"z"}):
 //              netbuf/canonical     a Value tree built in insertion order z, a, c ->
 //                                   json::write(canonical) into a reused ByteBuf
+//              netbuf/typed         the typed API (json_traits.hpp): a struct {a, c, z} declared
+//                                   in sorted field order, json::serialize into a reused ByteBuf
+//                                   (the schema-known path; not a canonicaliser: no sorting)
 //              nlohmann/dump        nlohmann::json (std::map keeps keys sorted) -> dump()
 //              rapidjson/sorted     a rapidjson::Document whose members are sorted per call
 //                                   (std::sort over its members), Writer into a StringBuffer
@@ -19,18 +22,19 @@
 // (compact, insertion order); the canonical rows are checked for the exact expected output.
 #include <benchmark/benchmark.h>
 
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <netbuf/codec/document.hpp>
 #include <netbuf/codec/json/json_parser.hpp>
+#include <netbuf/codec/json/json_traits.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <string>
 
 using namespace netbuf;
@@ -63,6 +67,31 @@ void BM_SmallCanonical_Netbuf(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_SmallCanonical_Netbuf)->Name("small/netbuf/canonical");
+
+struct SmallHash {
+  std::string a;
+  std::vector<std::string> c;
+  std::string z;
+};
+
+}  // namespace
+NETBUF_JSON_FIELDS(SmallHash, a, c, z)
+namespace {
+
+void BM_SmallTyped_Netbuf(benchmark::State& state) {
+  const SmallHash h{"a", {"2", "1"}, "z"};
+  ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(256);
+  JsonWriteOptions options;
+  options.canonical = true;
+  for (auto _ : state) {
+    buf.clear();
+    json::serialize(h, buf, options);
+    benchmark::DoNotOptimize(buf.readPtr());
+  }
+  if (buf.readableStringView() != kSmallCanonical) die("netbuf typed output");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SmallTyped_Netbuf)->Name("small/netbuf/typed");
 
 void BM_SmallCanonical_Nlohmann(benchmark::State& state) {
   nlohmann::json j;
@@ -130,9 +159,11 @@ void appendEscaped(std::string& out, std::string_view s) {
 const std::string& twitterText() {
   static std::string* text = [] {
     std::mt19937_64 rng(42);
-    const char* words[] = {"netbuf", "server", "buffer", "caf\xc3\xa9", "\xe6\x9d\xb1\xe4\xba\xac",
-                           "latency", "\"quoted\"", "line\nbreak", "throughput", "\xf0\x9f\x98\x80",
-                           "zero-copy", "pipeline", "C++", "asio", "event", "loop"};
+    const char* words[] = {
+        "netbuf",    "server",     "buffer",      "caf\xc3\xa9", "\xe6\x9d\xb1\xe4\xba\xac",
+        "latency",   "\"quoted\"", "line\nbreak", "throughput",  "\xf0\x9f\x98\x80",
+        "zero-copy", "pipeline",   "C++",         "asio",        "event",
+        "loop"};
     auto word = [&] { return std::string(words[rng() % std::size(words)]); };
     auto sentence = [&](int n) {
       std::string s;

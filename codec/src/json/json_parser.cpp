@@ -38,6 +38,8 @@ std::string_view jsonErrorCodeName(JsonErrorCode code) noexcept {
       return "TrailingContent";
     case JsonErrorCode::ExtendedType:
       return "ExtendedType";
+    case JsonErrorCode::TypeMismatch:
+      return "TypeMismatch";
   }
   return "?";
 }

@@ -84,14 +84,14 @@ namespace {
 constexpr std::size_t kChunk = std::size_t{1} << 16;  // string bytes per reservation
 constexpr std::uint64_t kMaxSafeInteger = std::uint64_t{1} << 53;
 
-/// Whether a < b comparing the keys' UTF-16 code units (RFC 8785 member order). UTF-8 byte order is
+/// Three-way comparison of the keys' UTF-16 code units (RFC 8785 member order). UTF-8 byte order is
 /// code point order, which equals UTF-16 order except that characters above U+FFFF (UTF-8 lead
 /// F0..F4, UTF-16 units D800..DBFF) sort before U+E000..U+FFFF (leads EE, EF) in UTF-16.
-bool utf16Less(std::string_view a, std::string_view b) noexcept {
+int utf16CompareSlow(std::string_view a, std::string_view b) noexcept {
   const std::size_t n = std::min(a.size(), b.size());
   std::size_t i = 0;
   while (i < n && a[i] == b[i]) ++i;
-  if (i == n) return a.size() < b.size();
+  if (i == n) return a.size() < b.size() ? -1 : a.size() == b.size() ? 0 : 1;
   std::size_t s = i;  // start of the differing character (same lead in both when s < i)
   while (s > 0 && (static_cast<unsigned char>(a[s]) & 0xC0) == 0x80) --s;
   const auto la = static_cast<unsigned char>(a[s]);
@@ -101,10 +101,20 @@ bool utf16Less(std::string_view a, std::string_view b) noexcept {
     const bool bSupp = lb >= 0xF0;
     const bool aHigh = la == 0xEE || la == 0xEF;
     const bool bHigh = lb == 0xEE || lb == 0xEF;
-    if (aSupp && bHigh) return true;
-    if (bSupp && aHigh) return false;
+    if (aSupp && bHigh) return -1;
+    if (bSupp && aHigh) return 1;
   }
-  return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+  return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
+}
+
+/// The common case inline: first bytes differ and both are ASCII.
+inline int utf16Compare(std::string_view a, std::string_view b) noexcept {
+  if (!a.empty() && !b.empty()) {
+    const auto x = static_cast<unsigned char>(a[0]);
+    const auto y = static_cast<unsigned char>(b[0]);
+    if (x != y && (x | y) < 0x80) return x < y ? -1 : 1;
+  }
+  return utf16CompareSlow(a, b);
 }
 
 constexpr char kHex[] = "0123456789abcdef";
@@ -119,10 +129,12 @@ inline char* writeU4(char* w, unsigned u) noexcept {
   return w + 6;
 }
 
-// Escape for bytes below 0x80: 0 = none, 'u' = \u00xx, else the letter after '\'.
+// Escape for bytes below 0x80: 0 = none, 'u' = \u00xx, else the letter after '\'. plain[c]: byte
+// c is copied as is in every mode (ASCII, not '"', '\\' or a control character).
 struct EscapeTable {
   char t[128];
-  constexpr EscapeTable() : t() {
+  bool plain[256];
+  constexpr EscapeTable() : t(), plain() {
     for (int c = 0; c < 0x20; ++c) t[c] = 'u';
     t[static_cast<unsigned char>('\b')] = 'b';
     t[static_cast<unsigned char>('\f')] = 'f';
@@ -131,39 +143,132 @@ struct EscapeTable {
     t[static_cast<unsigned char>('\t')] = 't';
     t[static_cast<unsigned char>('"')] = '"';
     t[static_cast<unsigned char>('\\')] = '\\';
+    for (int c = 0; c < 128; ++c) plain[c] = t[c] == 0;
   }
 };
 constexpr EscapeTable kEscape;
 
+// SWAR: nonzero when a byte of x needs more than a copy ('"', '\\', < 0x20 or >= 0x80). Exact as a
+// boolean (the borrow false positives only occur above a byte that is itself flagged).
+constexpr std::uint64_t kOnes64 = 0x0101010101010101ULL;
+constexpr std::uint64_t kHigh64 = 0x8080808080808080ULL;
+constexpr std::uint32_t kOnes32 = 0x01010101U;
+constexpr std::uint32_t kHigh32 = 0x80808080U;
+inline std::uint64_t special64(std::uint64_t x) noexcept {
+  const std::uint64_t q = x ^ (kOnes64 * '"');
+  const std::uint64_t b = x ^ (kOnes64 * '\\');
+  return (((x - kOnes64 * 0x20) & ~x) | ((q - kOnes64) & ~q) | ((b - kOnes64) & ~b) | x) & kHigh64;
+}
+inline std::uint32_t special32(std::uint32_t x) noexcept {
+  const std::uint32_t q = x ^ (kOnes32 * '"');
+  const std::uint32_t b = x ^ (kOnes32 * '\\');
+  return (((x - kOnes32 * 0x20) & ~x) | ((q - kOnes32) & ~q) | ((b - kOnes32) & ~b) | x) & kHigh32;
+}
+template <class U>
+inline U load(const char* p) noexcept {
+  U u;
+  std::memcpy(&u, p, sizeof u);
+  return u;
+}
+template <class U>
+inline void store(char* p, U u) noexcept {
+  std::memcpy(p, &u, sizeof u);
+}
+
+/// Copies [r, r + n), n < 16, to w when no byte needs escaping (overlapping word loads); returns
+/// false (nothing meaningful written) otherwise.
+inline bool copyPlainShort(const char* r, std::size_t n, char* w) noexcept {
+  if (n >= 8) {
+    const auto a = load<std::uint64_t>(r);
+    const auto b = load<std::uint64_t>(r + n - 8);
+    if ((special64(a) | special64(b)) != 0) return false;
+    store(w, a);
+    store(w + n - 8, b);
+    return true;
+  }
+  if (n >= 4) {
+    const auto a = load<std::uint32_t>(r);
+    const auto b = load<std::uint32_t>(r + n - 4);
+    if ((special32(a) | special32(b)) != 0) return false;
+    store(w, a);
+    store(w + n - 4, b);
+    return true;
+  }
+  if (n == 0) return true;
+  const char c0 = r[0];
+  const char c1 = r[n >> 1];
+  const char c2 = r[n - 1];
+  if (!(kEscape.plain[static_cast<unsigned char>(c0)] &
+        kEscape.plain[static_cast<unsigned char>(c1)] &
+        kEscape.plain[static_cast<unsigned char>(c2)]))
+    return false;
+  w[0] = c0;
+  w[n >> 1] = c1;
+  w[n - 1] = c2;
+  return true;
+}
+
+}  // namespace
+
+namespace json_detail {
+
+// ---------------------------------------------------------------------------- WriteRun
+
+/// One run of writes into a ByteBuf through a cached cursor: `w` is the next byte to write and
+/// `lim` the end of the buffer's writable room, so that a token costs one compare (need) and raw
+/// stores; the buffer's writerIndex is brought up to date by commit() (before growing, at the end).
+/// Also the implementation of JsonStreamWriter (one run per call).
 struct WriteRun {
   ByteBuf& out;
   const JsonWriteOptions& o;
   bool pretty;
   bool escapeNonAscii;
+  char* w;
+  char* lim;
+  char* committed;
 
-  char* reserve(std::size_t n) {
-    out.ensureWritable(n);
-    return reinterpret_cast<char*>(out.writePtrUnchecked());
+  WriteRun(ByteBuf& b, const JsonWriteOptions& opt, std::size_t initial)
+      : out(b),
+        o(opt),
+        pretty(opt.pretty && !opt.canonical),
+        escapeNonAscii(opt.escapeNonAscii && !opt.canonical) {
+    out.ensureWritable(initial);  // also rejects read-only and empty handles
+    load();
   }
-  void commit(const char* start, const char* e) noexcept {
-    out.advanceWriterUnchecked(static_cast<std::size_t>(e - start));
+  void load() noexcept {
+    w = reinterpret_cast<char*>(out.writePtrUnchecked());
+    committed = w;
+    lim = w + out.writableBytes();
+  }
+  void commit() noexcept {
+    out.advanceWriterUnchecked(static_cast<std::size_t>(w - committed));
+    committed = w;
+  }
+  /// Room for n bytes at w.
+  void need(std::size_t n) {
+    if (static_cast<std::size_t>(lim - w) < n) [[unlikely]]
+      grow(n);
+  }
+  [[gnu::noinline]] void grow(std::size_t n) {
+    commit();
+    out.ensureWritable(n);
+    load();
   }
   void raw(const char* s, std::size_t n) {
-    char* w = reserve(n);
+    need(n);
     std::memcpy(w, s, n);
-    commit(w, w + n);
+    w += n;
   }
   void put(char c) {
-    char* w = reserve(1);
-    *w = c;
-    commit(w, w + 1);
+    need(1);
+    *w++ = c;
   }
   void newline(std::size_t level) {
     const std::size_t spaces = level * static_cast<std::size_t>(std::max(o.indent, 0));
-    char* w = reserve(1 + spaces);
+    need(1 + spaces);
     w[0] = '\n';
     std::memset(w + 1, ' ', spaces);
-    commit(w, w + 1 + spaces);
+    w += 1 + spaces;
   }
 
   [[noreturn]] static void fail(std::string what, std::uint64_t value = CodecError::kNone,
@@ -172,10 +277,41 @@ struct WriteRun {
   }
 
   void value(const Value& v, std::size_t depth);
-  void string(std::string_view s, bool flagged);
-  char* body(const char* r, const char* e, char* w, unsigned& high) const noexcept;
-  void integer(std::int64_t i);
-  void uinteger(std::uint64_t u);
+  /// The quoted string: short plain strings inline, the rest in stringSlow.
+  void string(std::string_view s, bool flagged = false) {
+    const std::size_t n = s.size();
+    if (n < 16 && !flagged) {
+      need(18);
+      if (copyPlainShort(s.data(), n, w + 1)) {
+        w[0] = '"';
+        w[n + 1] = '"';
+        w += n + 2;
+        return;
+      }
+    }
+    stringSlow(s, flagged);
+  }
+  void stringSlow(std::string_view s, bool flagged);
+  char* body(const char* r, const char* e, char* dst, unsigned& high) const noexcept;
+  void integer(std::int64_t i) {
+    if (o.canonical && (i > static_cast<std::int64_t>(kMaxSafeInteger) ||
+                        i < -static_cast<std::int64_t>(kMaxSafeInteger))) {
+      need(32);
+      w = json::formatEcmaScript(static_cast<double>(i), w);
+      return;
+    }
+    need(24);
+    w = std::to_chars(w, w + 24, i).ptr;
+  }
+  void uinteger(std::uint64_t u) {
+    if (o.canonical && u > kMaxSafeInteger) {
+      need(32);
+      w = json::formatEcmaScript(static_cast<double>(u), w);
+      return;
+    }
+    need(24);
+    w = std::to_chars(w, w + 24, u).ptr;
+  }
   void float64(double d, bool isFloat32, float f);
   void extended(const Value& v);
   void array(std::span<const Value> elements, std::size_t depth);
@@ -188,34 +324,13 @@ struct WriteRun {
   }
 };
 
-void WriteRun::integer(std::int64_t i) {
-  if (o.canonical && (i > static_cast<std::int64_t>(kMaxSafeInteger) ||
-                      i < -static_cast<std::int64_t>(kMaxSafeInteger))) {
-    char* w = reserve(32);
-    commit(w, json::formatEcmaScript(static_cast<double>(i), w));
-    return;
-  }
-  char* w = reserve(24);
-  commit(w, std::to_chars(w, w + 24, i).ptr);
-}
-
-void WriteRun::uinteger(std::uint64_t u) {
-  if (o.canonical && u > kMaxSafeInteger) {
-    char* w = reserve(32);
-    commit(w, json::formatEcmaScript(static_cast<double>(u), w));
-    return;
-  }
-  char* w = reserve(24);
-  commit(w, std::to_chars(w, w + 24, u).ptr);
-}
-
 void WriteRun::float64(double d, bool isFloat32, float f) {
   if (!std::isfinite(d)) [[unlikely]]
     fail(fmt::format("{} {} cannot be written (JSON has no NaN or Infinity)",
                      isFloat32 ? "Float32" : "Float64", d));
-  char* w = reserve(40);
+  need(40);
   if (o.canonical) {
-    commit(w, json::formatEcmaScript(d, w));
+    w = json::formatEcmaScript(d, w);
     return;
   }
   char* e = isFloat32 ? std::to_chars(w, w + 32, f).ptr : std::to_chars(w, w + 32, d).ptr;
@@ -232,10 +347,12 @@ void WriteRun::float64(double d, bool isFloat32, float f) {
     e[1] = '0';
     e += 2;
   }
-  commit(w, e);
+  w = e;
 }
 
-char* WriteRun::body(const char* r, const char* e, char* w, unsigned& high) const noexcept {
+// Copies [r, e) to dst escaping as needed; dst has room for 6 * (e - r) bytes (and 16 more when
+// e - r >= 4, which 6 * (e - r) >= (e - r) + 16 guarantees for the word stores).
+char* WriteRun::body(const char* r, const char* e, char* dst, unsigned& high) const noexcept {
   const bool escNA = escapeNonAscii;
   for (;;) {
 #if defined(__SSE2__)
@@ -245,7 +362,7 @@ char* WriteRun::body(const char* r, const char* e, char* w, unsigned& high) cons
     const __m128i zero = _mm_setzero_si128();
     while (e - r >= 16) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(w), v);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v);
       __m128i stop =
           _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
                        _mm_cmpeq_epi8(_mm_and_si128(v, ctrlMask), zero));
@@ -255,33 +372,37 @@ char* WriteRun::body(const char* r, const char* e, char* w, unsigned& high) cons
       if (m == 0) {
         if (h != 0) high |= 0x80;
         r += 16;
-        w += 16;
+        dst += 16;
         continue;
       }
       const int i = __builtin_ctz(m);
       if ((h & ((1U << i) - 1)) != 0) high |= 0x80;
       r += i;
-      w += i;
+      dst += i;
       break;
     }
 #endif
-    if (r >= e) return w;
+    if (r >= e) return dst;
+    // A tail shorter than 16 bytes without escapes: two overlapping word copies.
+    if (e - r < 16 && copyPlainShort(r, static_cast<std::size_t>(e - r), dst)) {
+      return dst + (e - r);
+    }
     const auto c = static_cast<unsigned char>(*r);
     if (c < 0x80) {
       const char esc = kEscape.t[c];
       if (esc == 0) {
-        *w++ = static_cast<char>(c);
+        *dst++ = static_cast<char>(c);
       } else if (esc == 'u') {
-        w = writeU4(w, c);
+        dst = writeU4(dst, c);
       } else {
-        w[0] = '\\';
-        w[1] = esc;
-        w += 2;
+        dst[0] = '\\';
+        dst[1] = esc;
+        dst += 2;
       }
       ++r;
     } else if (!escNA) {
       high |= c;
-      *w++ = static_cast<char>(c);
+      *dst++ = static_cast<char>(c);
       ++r;
     } else {
       // Validated beforehand: decode one well-formed sequence.
@@ -301,16 +422,16 @@ char* WriteRun::body(const char* r, const char* e, char* w, unsigned& high) cons
       r += len;
       if (cp >= 0x10000) {
         cp -= 0x10000;
-        w = writeU4(w, 0xD800 + (cp >> 10));
-        w = writeU4(w, 0xDC00 + (cp & 0x3FF));
+        dst = writeU4(dst, 0xD800 + (cp >> 10));
+        dst = writeU4(dst, 0xDC00 + (cp & 0x3FF));
       } else {
-        w = writeU4(w, cp);
+        dst = writeU4(dst, cp);
       }
     }
   }
 }
 
-void WriteRun::string(std::string_view s, bool flagged) {
+void WriteRun::stringSlow(std::string_view s, bool flagged) {
   if (flagged) [[unlikely]]
     fail("a Str flagged as invalid UTF-8 cannot be written as JSON");
   auto validate = [&] {
@@ -323,26 +444,20 @@ void WriteRun::string(std::string_view s, bool flagged) {
   const char* r = s.data();
   const char* const e = r + s.size();
   unsigned high = 0;
-  bool first = true;
-  for (;;) {
+  need(1);
+  *w++ = '"';
+  while (r != e) {
     const char* ce = e;
     if (static_cast<std::size_t>(e - r) > kChunk) {
       ce = r + kChunk;  // do not split a UTF-8 sequence (\u escaping decodes whole ones)
       while ((static_cast<unsigned char>(*ce) & 0xC0) == 0x80 && ce > r + kChunk - 4) --ce;
     }
-    char* w0 = reserve(static_cast<std::size_t>(ce - r) * 6 + 2);
-    char* w = w0;
-    if (first) *w++ = '"';
-    first = false;
+    need(static_cast<std::size_t>(ce - r) * 6 + 16);
     w = body(r, ce, w, high);
     r = ce;
-    if (r == e) {
-      *w++ = '"';
-      commit(w0, w);
-      break;
-    }
-    commit(w0, w);
   }
+  need(1);
+  *w++ = '"';
   if (!escapeNonAscii && (high & 0x80) != 0) validate();
 }
 
@@ -354,8 +469,7 @@ void WriteRun::extended(const Value& v) {
   const std::size_t sepLen = pretty ? 3 : 2;
   if (v.isTimestamp()) {
     const Timestamp t = v.asTimestamp();
-    char* w0 = reserve(64);
-    char* w = w0;
+    need(64);
     std::memcpy(w, "{\"$timestamp", 12);
     w += 12;
     std::memcpy(w, sep, sepLen);
@@ -366,12 +480,10 @@ void WriteRun::extended(const Value& v) {
     w = std::to_chars(w, w + 24, t.nanoseconds).ptr;
     *w++ = ']';
     *w++ = '}';
-    commit(w0, w);
     return;
   }
   const auto bytes = v.isBin() ? v.asBin() : v.extData();
-  char* w0 = reserve(json_detail::base64EncodedLength(bytes.size()) + 32);
-  char* w = w0;
+  need(json_detail::base64EncodedLength(bytes.size()) + 32);
   if (v.isBin()) {
     std::memcpy(w, "{\"$bin", 6);
     w += 6;
@@ -391,7 +503,6 @@ void WriteRun::extended(const Value& v) {
   *w++ = '"';
   if (v.isExt()) *w++ = ']';
   *w++ = '}';
-  commit(w0, w);
 }
 
 void WriteRun::array(std::span<const Value> elements, std::size_t depth) {
@@ -439,6 +550,11 @@ void WriteRun::map(std::span<const Member> members, std::size_t depth) {
   put('}');
 }
 
+[[noreturn]] void failDuplicate(std::string_view key) {
+  WriteRun::fail(
+      fmt::format("duplicate key \"{}\" cannot be written in canonical mode", key.substr(0, 64)));
+}
+
 void WriteRun::canonicalMap(std::span<const Member> members, std::size_t depth) {
   checkDepth(depth);
   const std::size_t n = members.size();
@@ -456,27 +572,37 @@ void WriteRun::canonicalMap(std::span<const Member> members, std::size_t depth) 
                        valueTypeName(m.key.type())));
     sorted[i] = &m;
   }
-  auto less = [](const Member* a, const Member* b) {
-    return utf16Less(a->key.asStr(), b->key.asStr());
-  };
   if (n <= 32) {
-    for (std::size_t i = 1; i < n; ++i) {  // insertion sort: the common small maps
+    // Insertion sort (the common small maps). The three-way comparison also finds duplicates: x
+    // stops below the greatest element not above it, which equals x when a duplicate exists.
+    for (std::size_t i = 1; i < n; ++i) {
       const Member* x = sorted[i];
+      const std::string_view xk = x->key.asStr();
       std::size_t j = i;
-      for (; j > 0 && less(x, sorted[j - 1]); --j) sorted[j] = sorted[j - 1];
+      for (; j > 0; --j) {
+        const int c = utf16Compare(xk, sorted[j - 1]->key.asStr());
+        if (c > 0) break;
+        if (c == 0) [[unlikely]]
+          failDuplicate(xk);
+        sorted[j] = sorted[j - 1];
+      }
       sorted[j] = x;
     }
   } else {
-    std::sort(sorted, sorted + n, less);
-  }
-  put('{');
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i != 0) {
+    std::sort(sorted, sorted + n, [](const Member* a, const Member* b) {
+      return utf16Compare(a->key.asStr(), b->key.asStr()) < 0;
+    });
+    for (std::size_t i = 1; i < n; ++i) {
       if (sorted[i]->key.asStr() == sorted[i - 1]->key.asStr()) [[unlikely]]
-        fail(fmt::format("duplicate key \"{}\" cannot be written in canonical mode",
-                         sorted[i]->key.asStr().substr(0, 64)));
-      put(',');
+        failDuplicate(sorted[i]->key.asStr());
     }
+  }
+  if (n == 0) {
+    raw("{}", 2);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    put(i == 0 ? '{' : ',');
     string(sorted[i]->key.asStr(), sorted[i]->key.hasInvalidUtf8());
     put(':');
     value(sorted[i]->value, depth);
@@ -529,7 +655,149 @@ void WriteRun::value(const Value& v, std::size_t depth) {
   }
 }
 
+}  // namespace json_detail
+
+using json_detail::WriteRun;
+
+// ---------------------------------------------------------------------------- JsonStreamWriter
+
+namespace {
+[[noreturn]] void failMisuse(const char* what) {
+  WriteRun::fail(fmt::format("JsonStreamWriter misuse: {}", what));
+}
 }  // namespace
+
+JsonStreamWriter::JsonStreamWriter(ByteBuf& out, const JsonWriteOptions& options)
+    : out_(out), options_(options) {}
+
+// The separator and indentation before a value (or a container's opening).
+void JsonStreamWriter::beforeValue(WriteRun& run) {
+  if (stack_.empty()) {
+    if (done_) [[unlikely]]
+      failMisuse("a second top-level value");
+    return;
+  }
+  if (stack_.back() == '{') {
+    if (!afterKey_) [[unlikely]]
+      failMisuse("a value in an object without a key()");
+    afterKey_ = false;
+    return;
+  }
+  if (!first_) run.put(',');
+  first_ = false;
+  if (run.pretty) run.newline(stack_.size());
+}
+
+void JsonStreamWriter::open(char c) {
+  WriteRun run(out_, options_, 16);
+  if (stack_.size() + 1 > options_.maxDepth) [[unlikely]]
+    run.checkDepth(stack_.size() + 1);
+  beforeValue(run);
+  run.put(c);
+  run.commit();
+  stack_.push_back(c);
+  first_ = true;
+}
+
+void JsonStreamWriter::close(char c) {
+  const char opener = c == '}' ? '{' : '[';
+  if (stack_.empty() || stack_.back() != opener) [[unlikely]]
+    failMisuse(c == '}' ? "endObject() without an open object"
+                        : "endArray() without an open array");
+  if (afterKey_) [[unlikely]]
+    failMisuse("endObject() after a key() without its value");
+  WriteRun run(out_, options_, 16);
+  if (!first_ && run.pretty) run.newline(stack_.size() - 1);
+  run.put(c);
+  run.commit();
+  stack_.pop_back();
+  first_ = false;
+  afterValue();
+}
+
+void JsonStreamWriter::beginObject() { open('{'); }
+void JsonStreamWriter::endObject() { close('}'); }
+void JsonStreamWriter::beginArray() { open('['); }
+void JsonStreamWriter::endArray() { close(']'); }
+
+void JsonStreamWriter::key(std::string_view name) {
+  if (stack_.empty() || stack_.back() != '{') [[unlikely]]
+    failMisuse("key() outside an object");
+  if (afterKey_) [[unlikely]]
+    failMisuse("two key() calls without a value between them");
+  WriteRun run(out_, options_, name.size() + 24);
+  if (!first_) run.put(',');
+  if (run.pretty) run.newline(stack_.size());
+  run.string(name);
+  if (run.pretty) {
+    run.raw(": ", 2);
+  } else {
+    run.put(':');
+  }
+  run.commit();
+  first_ = false;
+  afterKey_ = true;
+}
+
+void JsonStreamWriter::value(std::string_view s) {
+  WriteRun run(out_, options_, s.size() + 24);
+  beforeValue(run);
+  run.string(s);
+  run.commit();
+  afterValue();
+}
+
+void JsonStreamWriter::value(bool b) {
+  WriteRun run(out_, options_, 24);
+  beforeValue(run);
+  if (b) {
+    run.raw("true", 4);
+  } else {
+    run.raw("false", 5);
+  }
+  run.commit();
+  afterValue();
+}
+
+void JsonStreamWriter::null() {
+  WriteRun run(out_, options_, 24);
+  beforeValue(run);
+  run.raw("null", 4);
+  run.commit();
+  afterValue();
+}
+
+void JsonStreamWriter::value(double d) {
+  WriteRun run(out_, options_, 64);
+  beforeValue(run);
+  run.float64(d, false, 0.0F);
+  run.commit();
+  afterValue();
+}
+
+void JsonStreamWriter::value(float f) {
+  WriteRun run(out_, options_, 64);
+  beforeValue(run);
+  run.float64(static_cast<double>(f), true, f);
+  run.commit();
+  afterValue();
+}
+
+void JsonStreamWriter::valueInt(std::int64_t v) {
+  WriteRun run(out_, options_, 64);
+  beforeValue(run);
+  run.integer(v);
+  run.commit();
+  afterValue();
+}
+
+void JsonStreamWriter::valueUInt(std::uint64_t v) {
+  WriteRun run(out_, options_, 64);
+  beforeValue(run);
+  run.uinteger(v);
+  run.commit();
+  afterValue();
+}
 
 void JsonWriter::write(const Value& v, ByteBuf& out) const { json::write(v, out, options_); }
 
@@ -538,11 +806,11 @@ std::string JsonWriter::toString(const Value& v) const { return json::toString(v
 namespace json {
 
 void write(const Value& v, ByteBuf& out, const JsonWriteOptions& options) {
-  WriteRun run{out, options, options.pretty && !options.canonical,
-               options.escapeNonAscii && !options.canonical};
   const std::size_t mark = out.writerIndex();
   try {
+    WriteRun run(out, options, 64);
     run.value(v, 0);
+    run.commit();
   } catch (...) {
     out.writerIndex(mark);
     throw;

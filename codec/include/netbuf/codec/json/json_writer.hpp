@@ -30,15 +30,24 @@
 // without extendedTypes, nesting deeper than maxDepth (value = depth, limit = maxDepth), duplicate
 // keys in canonical mode. On error, out's writerIndex is restored (nothing partial is left).
 //
-// Cost: one ensureWritable per token or string (its worst-case size), then raw pointer writes;
-// string bodies are copied 16 bytes at a time; canonical sorting of a map of at most 32 members
-// uses a stack array (no heap allocation). Recursion depth is bounded by maxDepth.
+// Cost: the writer keeps a cursor into out's writable room, so a token costs one bounds compare and
+// raw stores (ensureWritable only when the room runs out: once per write for a buffer of the right
+// size); strings under 16 bytes without escapes are checked and copied with two overlapping word
+// loads, longer ones 16 bytes at a time (SSE2); canonical sorting of a map of at most 32 members is
+// an insertion sort on a stack array that also finds duplicates (no heap allocation). Recursion
+// depth is bounded by maxDepth.
+//
+// JsonStreamWriter (below) writes the same text from a sequence of calls instead of a Value tree:
+// the base of the typed API (json_traits.hpp).
 
 #include <cstddef>
+#include <cstdint>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/codec/codec_errors.hpp>
 #include <netbuf/codec/value.hpp>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 namespace netbuf {
 
@@ -70,6 +79,84 @@ class JsonWriter {
 
  private:
   JsonWriteOptions options_;
+};
+
+namespace json_detail {
+struct WriteRun;
+}
+
+/// Streaming JSON writer: appends one JSON value to a ByteBuf from a sequence of calls, without a
+/// Value tree (the typed API in json_traits.hpp is built on it).
+///
+///   JsonStreamWriter w(buf);
+///   w.beginObject();
+///   w.key("id");   w.value(42);
+///   w.key("tags"); w.beginArray(); w.value("a"); w.value("b"); w.endArray();
+///   w.endObject();                                   // {"id":42,"tags":["a","b"]}
+///
+/// Output: the same bytes json::write gives for the equivalent tree with the same options (pretty
+/// and indent, escapeNonAscii, maxDepth; strings, integers and doubles formatted and escaped by the
+/// same code). canonical: no whitespace and RFC 8785 numbers, but members are written in call
+/// order and duplicate keys are not detected: the caller writes keys sorted (by UTF-16 code units)
+/// to get canonical bytes. extendedTypes does not apply (there is no Bin/Ext call).
+///
+/// Each call appends its text at once (out's writerIndex advances; nothing is buffered), so out may
+/// be inspected between calls; `out` must outlive the writer and not be written by anyone else
+/// meanwhile. Calls must form one JSON value: a value in an object needs a key() first, key() only
+/// in an object, end*() must match the open container, nothing after the top-level value. A
+/// misuse, a string that is not valid UTF-8, a NaN/infinity and nesting deeper than maxDepth throw
+/// EncoderError (the call writes nothing then, the earlier calls' text stays: json::serialize
+/// restores the writerIndex). Container state lives in a std::string (no allocation up to 15
+/// levels).
+class JsonStreamWriter {
+ public:
+  explicit JsonStreamWriter(ByteBuf& out, const JsonWriteOptions& options = {});
+
+  void beginObject();
+  void endObject();
+  void beginArray();
+  void endArray();
+  /// The next member's key (in an object, before its value).
+  void key(std::string_view name);
+
+  void value(std::string_view s);
+  void value(const char* s) { value(std::string_view(s)); }
+  void value(const std::string& s) { value(std::string_view(s)); }
+  void value(bool b);
+  void value(double d);
+  /// Written with the float's own shortest text (canonical: the double it equals).
+  void value(float f);
+  /// Every integer type (char types included) is written as a number.
+  template <class T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) void value(T v) {
+    if constexpr (std::is_signed_v<T>) {
+      valueInt(static_cast<std::int64_t>(v));
+    } else {
+      valueUInt(static_cast<std::uint64_t>(v));
+    }
+  }
+  void valueInt(std::int64_t v);
+  void valueUInt(std::uint64_t v);
+  void null();
+
+  /// Containers open now (0 at the top level).
+  std::size_t depth() const noexcept { return stack_.size(); }
+  /// Whether the top-level value is complete.
+  bool done() const noexcept { return done_; }
+  const JsonWriteOptions& options() const noexcept { return options_; }
+
+ private:
+  void beforeValue(json_detail::WriteRun& run);
+  void afterValue() noexcept { done_ = stack_.empty(); }
+  void open(char c);
+  void close(char c);
+
+  ByteBuf& out_;
+  JsonWriteOptions options_;
+  std::string stack_;      // '{' or '[' per open container
+  bool first_ = true;      // no element written yet in the innermost container
+  bool afterKey_ = false;  // in an object: key() written, its value not yet
+  bool done_ = false;
 };
 
 namespace json {

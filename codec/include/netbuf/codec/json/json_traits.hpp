@@ -1,0 +1,341 @@
+#pragma once
+// Typed JSON: C++ values straight to and from JSON text, without a Value tree, for servers that
+// know their schema. Built on JsonStreamWriter (json_writer.hpp) and JsonReader (json_parser.hpp).
+//
+//   struct User { std::string name; std::uint32_t age = 0; std::optional<std::string> email; };
+//   NETBUF_JSON_FIELDS(User, name, age, email)     // at global namespace scope, after the struct
+//
+//   json::serialize(User{"ada", 36, {}}, buf);     // {"name":"ada","age":36,"email":null}
+//   User u = json::deserialize<User>(text);
+//
+// Customisation point: specialise `netbuf::JsonTraits<T>` with
+//   static void write(JsonStreamWriter&, const T&);   static void read(JsonReader&, T&);
+// (the second template parameter is for enable_if partial specialisations). Provided:
+//  - bool; every integer type (read range-checked: NumberOutOfRange; "1.5" or "1e3" for an integer
+//    is TypeMismatch); float and double (read from any number: an integer token becomes the nearest
+//    double; written shortest, NaN/infinity -> EncoderError);
+//  - std::string (unescaped copy); std::string_view: read as a view into the INPUT, so only a
+//    string without escapes can be read that way (a string with escapes is TypeMismatch: read a
+//    std::string), and the input must outlive the view;
+//  - std::vector<T>, std::array<T, N> (exactly N elements, else TypeMismatch), std::pair and
+//    std::tuple (arrays of their size); std::map / std::unordered_map with std::string keys
+//    (objects; a repeated key keeps the last value); std::optional<T> (null when empty; reading
+//    null gives nullopt).
+// NETBUF_JSON_FIELDS(Type, field...) (1 to 16 fields) writes a struct as an object keyed by the
+// field names in the listed order (list them sorted to get RFC 8785 canonical member order with
+// JsonWriteOptions::canonical). Reading accepts the keys in any order; unknown keys are skipped
+// (JsonReader::skipValue: structure, UTF-8, depth and limits still checked); a missing key leaves
+// the field as it was (its default for a fresh T); a repeated key: the last one wins (each
+// occurrence is read into the field in turn), as in NETBUF_MSGPACK_FIELDS.
+//
+// Errors: JsonError from the reader (TypeMismatch and NumberOutOfRange with the offset of the
+// offending value, Syntax, UnexpectedEnd for truncated input, DepthLimit, the size limits ...) and
+// EncoderError from the writer. deserialize() also requires the end of the input after the value
+// (TrailingContent). A failed read may leave the target partly assigned; serialize() restores
+// out's writerIndex on error.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <netbuf/buffer/byte_buf.hpp>
+#include <netbuf/buffer/byte_buf_allocator.hpp>
+#include <netbuf/codec/json/json_parser.hpp>
+#include <netbuf/codec/json/json_writer.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace netbuf {
+
+template <class T, class = void>
+struct JsonTraits;
+
+namespace json {
+
+/// Writes v through JsonTraits<T>.
+template <class T>
+void writeValue(JsonStreamWriter& w, const T& v) {
+  JsonTraits<T>::write(w, v);
+}
+
+/// Reads into v through JsonTraits<T>.
+template <class T>
+void readValue(JsonReader& r, T& v) {
+  JsonTraits<T>::read(r, v);
+}
+
+/// Appends v's JSON text to out (options as JsonStreamWriter's). On error out's writerIndex is
+/// restored and the exception propagates.
+template <class T>
+void serialize(const T& v, ByteBuf& out, const JsonWriteOptions& options = {}) {
+  const std::size_t mark = out.writerIndex();
+  try {
+    JsonStreamWriter w(out, options);
+    writeValue(w, v);
+  } catch (...) {
+    out.writerIndex(mark);
+    throw;
+  }
+}
+
+/// v's JSON text as a std::string.
+template <class T>
+std::string serializeToString(const T& v, const JsonWriteOptions& options = {}) {
+  ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(256);
+  serialize(v, buf, options);
+  return std::string(buf.readableStringView());
+}
+
+/// Reads one T from text (exactly one JSON value, optionally surrounded by whitespace).
+template <class T>
+T deserialize(std::string_view text, const JsonParseOptions& options = {}) {
+  JsonReader r(text, options);
+  T v{};
+  readValue(r, v);
+  r.readEnd();
+  return v;
+}
+
+/// Reads one T from input's readable bytes (not consumed; views into them stay valid as long as
+/// the buffer's storage).
+template <class T>
+T deserialize(const ByteBuf& input, const JsonParseOptions& options = {}) {
+  return deserialize<T>(input.readableStringView(), options);
+}
+
+}  // namespace json
+
+template <>
+struct JsonTraits<bool> {
+  static void write(JsonStreamWriter& w, bool v) { w.value(v); }
+  static void read(JsonReader& r, bool& v) { v = r.readBool(); }
+};
+
+template <class T>
+struct JsonTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
+  static void write(JsonStreamWriter& w, T v) { w.value(v); }
+  static void read(JsonReader& r, T& v) { v = r.readInteger<T>(); }
+};
+
+template <class T>
+struct JsonTraits<T, std::enable_if_t<std::is_floating_point_v<T>>> {
+  static void write(JsonStreamWriter& w, T v) {
+    if constexpr (std::is_same_v<T, float>) {
+      w.value(v);
+    } else {
+      w.value(static_cast<double>(v));
+    }
+  }
+  static void read(JsonReader& r, T& v) { v = static_cast<T>(r.readDouble()); }
+};
+
+template <>
+struct JsonTraits<std::string> {
+  static void write(JsonStreamWriter& w, const std::string& v) { w.value(std::string_view(v)); }
+  static void read(JsonReader& r, std::string& v) { v = r.readString(); }
+};
+
+template <>
+struct JsonTraits<std::string_view> {
+  static void write(JsonStreamWriter& w, std::string_view v) { w.value(v); }
+  static void read(JsonReader& r, std::string_view& v) { v = r.readStringNoEscapes(); }
+};
+
+template <class T>
+struct JsonTraits<std::optional<T>> {
+  static void write(JsonStreamWriter& w, const std::optional<T>& v) {
+    if (v) {
+      json::writeValue(w, *v);
+    } else {
+      w.null();
+    }
+  }
+  static void read(JsonReader& r, std::optional<T>& v) {
+    if (r.tryReadNull()) {
+      v.reset();
+    } else {
+      T x{};
+      json::readValue(r, x);
+      v = std::move(x);
+    }
+  }
+};
+
+template <class T, class A>
+struct JsonTraits<std::vector<T, A>> {
+  static void write(JsonStreamWriter& w, const std::vector<T, A>& v) {
+    w.beginArray();
+    for (const T& x : v) json::writeValue(w, x);
+    w.endArray();
+  }
+  static void read(JsonReader& r, std::vector<T, A>& v) {
+    v.clear();
+    r.readBeginArray();
+    while (r.hasNextElement()) {  // each element is at least one byte: growth bounded by input
+      T x{};
+      json::readValue(r, x);
+      v.push_back(std::move(x));
+    }
+    r.readEndArray();
+  }
+};
+
+template <class T, std::size_t N>
+struct JsonTraits<std::array<T, N>> {
+  static void write(JsonStreamWriter& w, const std::array<T, N>& v) {
+    w.beginArray();
+    for (const T& x : v) json::writeValue(w, x);
+    w.endArray();
+  }
+  static void read(JsonReader& r, std::array<T, N>& v) {
+    r.readBeginArray();
+    for (T& x : v) json::readValue(r, x);  // fewer elements: TypeMismatch at the ']'
+    r.readEndArray();                      // more elements: TypeMismatch
+  }
+};
+
+template <class... Ts>
+struct JsonTraits<std::tuple<Ts...>> {
+  static void write(JsonStreamWriter& w, const std::tuple<Ts...>& v) {
+    w.beginArray();
+    std::apply([&](const auto&... x) { (json::writeValue(w, x), ...); }, v);
+    w.endArray();
+  }
+  static void read(JsonReader& r, std::tuple<Ts...>& v) {
+    r.readBeginArray();
+    std::apply([&](auto&... x) { (json::readValue(r, x), ...); }, v);
+    r.readEndArray();
+  }
+};
+
+template <class A, class B>
+struct JsonTraits<std::pair<A, B>> {
+  static void write(JsonStreamWriter& w, const std::pair<A, B>& v) {
+    w.beginArray();
+    json::writeValue(w, v.first);
+    json::writeValue(w, v.second);
+    w.endArray();
+  }
+  static void read(JsonReader& r, std::pair<A, B>& v) {
+    r.readBeginArray();
+    json::readValue(r, v.first);
+    json::readValue(r, v.second);
+    r.readEndArray();
+  }
+};
+
+namespace json::detail {
+template <class M>
+struct MapTraits {
+  static_assert(std::is_same_v<typename M::key_type, std::string>,
+                "JSON object keys are strings: use std::string keys");
+  static void write(JsonStreamWriter& w, const M& m) {
+    w.beginObject();
+    for (const auto& [k, v] : m) {
+      w.key(k);
+      json::writeValue(w, v);
+    }
+    w.endObject();
+  }
+  static void read(JsonReader& r, M& m) {
+    m.clear();
+    r.readBeginObject();
+    while (const auto k = r.nextKey()) {
+      typename M::mapped_type v{};
+      std::string key(*k);  // copy first: reading the value may reuse the reader's scratch
+      json::readValue(r, v);
+      m.insert_or_assign(std::move(key), std::move(v));
+    }
+    r.readEndObject();
+  }
+};
+
+/// Field table of NETBUF_JSON_FIELDS.
+template <class T, class... F>
+struct JsonFields {
+  static void write(JsonStreamWriter& w, const T& obj,
+                    std::initializer_list<std::string_view> names, F T::*... members) {
+    w.beginObject();
+    auto it = names.begin();
+    ((w.key(*it++), json::writeValue(w, obj.*members)), ...);
+    w.endObject();
+  }
+  static void read(JsonReader& r, T& obj, std::initializer_list<std::string_view> names,
+                   F T::*... members) {
+    r.readBeginObject();
+    while (const auto k = r.nextKey()) {
+      const std::string_view key = *k;  // compared before the value is read
+      auto it = names.begin();
+      bool found = false;
+      ((!found && *it++ == key ? (json::readValue(r, obj.*members), found = true) : false), ...);
+      if (!found) r.skipValue();
+    }
+    r.readEndObject();
+  }
+};
+}  // namespace json::detail
+
+template <class V, class C, class A>
+struct JsonTraits<std::map<std::string, V, C, A>>
+    : json::detail::MapTraits<std::map<std::string, V, C, A>> {};
+
+template <class V, class H, class E, class A>
+struct JsonTraits<std::unordered_map<std::string, V, H, E, A>>
+    : json::detail::MapTraits<std::unordered_map<std::string, V, H, E, A>> {};
+
+}  // namespace netbuf
+
+// ---- NETBUF_JSON_FIELDS(Type, field...): 1 to 16 fields.
+#define NETBUF_JSON_DETAIL_CAT(a, b) NETBUF_JSON_DETAIL_CAT2(a, b)
+#define NETBUF_JSON_DETAIL_CAT2(a, b) a##b
+#define NETBUF_JSON_DETAIL_COUNT(...) \
+  NETBUF_JSON_DETAIL_COUNT2(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define NETBUF_JSON_DETAIL_COUNT2(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, \
+                                  _15, _16, N, ...)                                            \
+  N
+#define NETBUF_JSON_DETAIL_MAP(m, T, ...)                                               \
+  NETBUF_JSON_DETAIL_CAT(NETBUF_JSON_DETAIL_MAP, NETBUF_JSON_DETAIL_COUNT(__VA_ARGS__)) \
+  (m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP1(m, T, a) m(T, a)
+#define NETBUF_JSON_DETAIL_MAP2(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP1(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP3(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP2(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP4(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP3(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP5(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP4(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP6(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP5(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP7(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP6(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP8(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP7(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP9(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP8(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP10(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP9(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP11(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP10(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP12(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP11(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP13(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP12(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP14(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP13(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP15(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP14(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_MAP16(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP15(m, T, __VA_ARGS__)
+#define NETBUF_JSON_DETAIL_NAME(T, f) std::string_view(#f)
+#define NETBUF_JSON_DETAIL_MEMBER(T, f) &T::f
+#define NETBUF_JSON_DETAIL_TYPE(T, f) decltype(T::f)
+
+/// Defines netbuf::JsonTraits<Type> writing Type as an object {"field": value, ...} in the listed
+/// order. Use at global namespace scope.
+#define NETBUF_JSON_FIELDS(Type, ...)                                                            \
+  template <>                                                                                    \
+  struct netbuf::JsonTraits<Type> {                                                              \
+    using Fields =                                                                               \
+        ::netbuf::json::detail::JsonFields<Type, NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_TYPE, \
+                                                                        Type, __VA_ARGS__)>;     \
+    static void write(::netbuf::JsonStreamWriter& w, const Type& v) {                            \
+      Fields::write(w, v, {NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_NAME, Type, __VA_ARGS__)},  \
+                    NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_MEMBER, Type, __VA_ARGS__));       \
+    }                                                                                            \
+    static void read(::netbuf::JsonReader& r, Type& v) {                                         \
+      Fields::read(r, v, {NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_NAME, Type, __VA_ARGS__)},   \
+                   NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_MEMBER, Type, __VA_ARGS__));        \
+    }                                                                                            \
+  };

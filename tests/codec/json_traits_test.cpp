@@ -1,0 +1,248 @@
+#include <netbuf/codec/json/json_traits.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <netbuf/codec/document.hpp>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+using namespace netbuf;
+
+namespace testns {
+struct Address {
+  std::string city;
+  std::uint32_t zip = 0;
+  bool operator==(const Address&) const = default;
+};
+struct User {
+  std::string name;
+  std::int32_t age = 0;
+  double score = 0;
+  bool admin = false;
+  std::vector<std::string> tags;
+  std::map<std::string, std::int64_t> counters;
+  std::optional<Address> home;
+  std::vector<Address> past;
+  std::optional<std::string> email;
+  bool operator==(const User&) const = default;
+};
+struct Small {
+  std::string a;
+  std::vector<std::string> c;
+  std::string z;
+};
+}  // namespace testns
+
+NETBUF_JSON_FIELDS(testns::Address, city, zip)
+NETBUF_JSON_FIELDS(testns::User, name, age, score, admin, tags, counters, home, past, email)
+NETBUF_JSON_FIELDS(testns::Small, a, c, z)
+
+namespace {
+
+testns::User sampleUser() {
+  testns::User u;
+  u.name = "ada \"the\" first\n";
+  u.age = -36;
+  u.score = 2.5;
+  u.admin = true;
+  u.tags = {"x", "caf\xC3\xA9"};
+  u.counters = {{"b", 2}, {"a", -1}};
+  u.home = testns::Address{"Paris", 75001};
+  u.past = {{"Lyon", 69000}, {"Nice", 6000}};
+  return u;
+}
+
+template <class Fn>
+JsonError jsonErrorOf(Fn&& fn) {
+  try {
+    fn();
+  } catch (const JsonError& e) {
+    return e;
+  }
+  FAIL("expected a JsonError");
+  return JsonError(JsonErrorCode::Syntax, "", 0, 0, 0);
+}
+
+}  // namespace
+
+TEST_CASE("a struct with nested structs, vectors, maps and optionals: exact bytes, round trip") {
+  const testns::User u = sampleUser();
+  const std::string text = json::serializeToString(u);
+  CHECK(text ==
+        R"({"name":"ada \"the\" first\n","age":-36,"score":2.5,"admin":true,"tags":["x","caf)"
+        "\xC3\xA9"
+        R"("],"counters":{"a":-1,"b":2},"home":{"city":"Paris","zip":75001},)"
+        R"("past":[{"city":"Lyon","zip":69000},{"city":"Nice","zip":6000}],"email":null})");
+  CHECK(json::deserialize<testns::User>(text) == u);
+  // The typed output equals json::write of the equivalent tree (compact and pretty).
+  Document d = json::parse(text);
+  CHECK(json::toString(d.root()) == text);
+  CHECK(json::serializeToString(u, {.pretty = true}) == json::toString(d.root(), {.pretty = true}));
+  // Keys in another order, whitespace, unknown keys (of every shape) skipped, missing keys kept.
+  const auto v = json::deserialize<testns::User>(
+      R"( { "extra" : {"deep":[1,{"x":null},"s\u00e9"]}, "age" : 7 , "zz":[], "name":"n",)"
+      R"("home":null, "more": -1.5e3 } )");
+  CHECK(v.age == 7);
+  CHECK(v.name == "n");
+  CHECK(!v.home);
+  CHECK(v.tags.empty());
+  // A repeated key: the last wins.
+  CHECK(json::deserialize<testns::User>(R"({"age":1,"age":2})").age == 2);
+}
+
+TEST_CASE("small hash as a struct: sorted fields give the canonical bytes") {
+  const testns::Small s{"a", {"2", "1"}, "z"};
+  CHECK(json::serializeToString(s, {.canonical = true}) == R"({"a":"a","c":["2","1"],"z":"z"})");
+  Document d = json::parse(R"({"z":"z","a":"a","c":["2","1"]})");
+  CHECK(json::toString(d.root(), {.canonical = true}) == json::serializeToString(s));
+}
+
+TEST_CASE("built-in types") {
+  CHECK(json::serializeToString(std::vector<int>{1, -2}) == "[1,-2]");
+  CHECK(json::serializeToString(std::array<std::uint8_t, 2>{255, 0}) == "[255,0]");
+  CHECK(json::serializeToString(std::pair<int, std::string>{1, "x"}) == R"([1,"x"])");
+  CHECK(json::serializeToString(std::tuple<bool, double, float>{true, 1.0, 0.1F}) ==
+        "[true,1.0,0.1]");
+  CHECK(json::serializeToString(std::optional<int>{}) == "null");
+  CHECK(json::serializeToString(std::unordered_map<std::string, int>{{"k", 1}}) == R"({"k":1})");
+  CHECK(json::serializeToString(std::numeric_limits<std::int64_t>::min()) ==
+        "-9223372036854775808");
+  CHECK(json::serializeToString(std::numeric_limits<std::uint64_t>::max()) ==
+        "18446744073709551615");
+
+  CHECK(json::deserialize<std::uint64_t>("18446744073709551615") == UINT64_MAX);
+  CHECK(json::deserialize<std::int64_t>("-9223372036854775808") == INT64_MIN);
+  CHECK(json::deserialize<std::int8_t>("-128") == -128);
+  CHECK(json::deserialize<unsigned>("-0") == 0);
+  CHECK(json::deserialize<double>("12") == 12.0);
+  CHECK(json::deserialize<float>("0.5") == 0.5F);
+  CHECK(json::deserialize<std::string>(R"("a\u00e9\n")") == "a\xC3\xA9\n");
+  const std::string text = R"(["view"])";
+  const auto views = json::deserialize<std::vector<std::string_view>>(text);
+  CHECK(views[0] == "view");
+  CHECK(views[0].data() == text.data() + 2);  // a view into the input
+  CHECK(json::deserialize<std::array<int, 3>>("[1,2,3]") == std::array<int, 3>{1, 2, 3});
+  CHECK(json::deserialize<std::pair<int, std::string>>(R"([1,"x"])") ==
+        std::pair<int, std::string>{1, "x"});
+  CHECK(json::deserialize<std::tuple<bool, std::optional<int>>>("[false,null]") ==
+        std::tuple<bool, std::optional<int>>{false, std::nullopt});
+  const auto m = json::deserialize<std::unordered_map<std::string, std::vector<int>>>(
+      R"({"a":[1],"b\"":[],"a":[2]})");
+  CHECK(m.size() == 2);
+  CHECK(m.at("a") == std::vector<int>{2});
+  CHECK(m.at("b\"").empty());
+}
+
+TEST_CASE("errors: type mismatch, range, truncation, depth, trailing content") {
+  auto e = jsonErrorOf([] { json::deserialize<testns::User>(R"({"name":"n","age":"7"})"); });
+  CHECK(e.code() == JsonErrorCode::TypeMismatch);
+  CHECK(e.offset() == 18);
+  CHECK(e.detail() == "expected an integer, found a string");
+
+  e = jsonErrorOf([] { json::deserialize<std::int32_t>("1.5"); });
+  CHECK(e.code() == JsonErrorCode::TypeMismatch);
+  e = jsonErrorOf([] { json::deserialize<std::vector<std::uint8_t>>("[1, 256]"); });
+  CHECK(e.code() == JsonErrorCode::NumberOutOfRange);
+  CHECK(e.offset() == 4);
+  e = jsonErrorOf([] { json::deserialize<std::uint64_t>("-1"); });
+  CHECK(e.code() == JsonErrorCode::NumberOutOfRange);
+  e = jsonErrorOf([] { json::deserialize<std::uint64_t>("18446744073709551616"); });
+  CHECK(e.code() == JsonErrorCode::NumberOutOfRange);
+  e = jsonErrorOf([] { json::deserialize<std::int64_t>("9223372036854775808"); });
+  CHECK(e.code() == JsonErrorCode::NumberOutOfRange);
+  e = jsonErrorOf([] { json::deserialize<std::int16_t>("-32769"); });
+  CHECK(e.code() == JsonErrorCode::NumberOutOfRange);
+  CHECK(e.offset() == 0);
+  e = jsonErrorOf([] { json::deserialize<double>("1e400"); });
+  CHECK(e.code() == JsonErrorCode::NumberOutOfRange);
+  e = jsonErrorOf([] { json::deserialize<bool>("null"); });
+  CHECK(e.code() == JsonErrorCode::TypeMismatch);
+  e = jsonErrorOf([] { json::deserialize<std::string_view>(R"("a\nb")"); });
+  CHECK(e.code() == JsonErrorCode::TypeMismatch);
+  e = jsonErrorOf([] { json::deserialize<std::array<int, 3>>("[1,2]"); });
+  CHECK(e.code() == JsonErrorCode::TypeMismatch);
+  CHECK(e.offset() == 4);
+  e = jsonErrorOf([] { json::deserialize<std::array<int, 1>>("[1,2]"); });
+  CHECK(e.code() == JsonErrorCode::TypeMismatch);
+  CHECK(e.offset() == 3);
+  e = jsonErrorOf([] { json::deserialize<std::pair<int, int>>("[1"); });
+  CHECK(e.code() == JsonErrorCode::UnexpectedEnd);
+
+  // Every proper prefix of a document is UnexpectedEnd (or Syntax inside a literal).
+  const std::string text = json::serializeToString(sampleUser());
+  for (std::size_t n = 0; n < text.size(); ++n) {
+    e = jsonErrorOf([&] { json::deserialize<testns::User>(std::string_view(text).substr(0, n)); });
+    CHECK_MESSAGE(e.code() == JsonErrorCode::UnexpectedEnd, n);
+  }
+  e = jsonErrorOf([] { json::deserialize<int>("1 2"); });
+  CHECK(e.code() == JsonErrorCode::TrailingContent);
+  CHECK(e.offset() == 2);
+  e = jsonErrorOf([] { json::deserialize<std::vector<int>>("[1,]"); });
+  CHECK(e.code() == JsonErrorCode::Syntax);
+  e = jsonErrorOf([] { json::deserialize<std::vector<int>>("[1 2]"); });
+  CHECK(e.code() == JsonErrorCode::Syntax);
+  e = jsonErrorOf([] { json::deserialize<testns::Address>(R"({"city" "x"})"); });
+  CHECK(e.code() == JsonErrorCode::Syntax);
+  e = jsonErrorOf([] { json::deserialize<testns::Address>("{\"city\":\"\xC3\"}"); });
+  CHECK(e.code() == JsonErrorCode::InvalidUtf8);
+
+  // Depth: nested vectors, and unknown keys skipped under the same limit.
+  e = jsonErrorOf([] {
+    json::deserialize<std::vector<std::vector<std::vector<int>>>>("[[[1]]]", {.maxDepth = 2});
+  });
+  CHECK(e.code() == JsonErrorCode::DepthLimit);
+  CHECK(e.value() == 3);
+  CHECK(e.limit() == 2);
+  const std::string deep = R"({"x":)" + std::string(100000, '[') + "}";
+  e = jsonErrorOf([&] { json::deserialize<testns::Address>(deep); });
+  CHECK(e.code() == JsonErrorCode::DepthLimit);
+}
+
+TEST_CASE("writer errors restore the buffer; stream writer misuse") {
+  ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(16);
+  buf.writeByte(static_cast<std::int8_t>(120));
+  CHECK_THROWS_AS(json::serialize(std::vector<double>{1.0, std::nan("")}, buf), EncoderError);
+  CHECK(buf.readableStringView() == "x");
+  CHECK_THROWS_AS(json::serialize(std::string("\xC3"), buf), EncoderError);
+  CHECK(buf.readableStringView() == "x");
+
+  JsonStreamWriter w(buf);
+  w.beginObject();
+  CHECK_THROWS_AS(w.value(1), EncoderError);  // no key
+  CHECK_THROWS_AS(w.endArray(), EncoderError);
+  w.key("k");
+  CHECK_THROWS_AS(w.key("k2"), EncoderError);
+  w.value(1);
+  w.endObject();
+  CHECK(w.done());
+  CHECK_THROWS_AS(w.value(2), EncoderError);  // a second top-level value
+  CHECK(buf.readableStringView() == R"(x{"k":1})");
+
+  JsonStreamWriter d(buf, {.maxDepth = 1});
+  d.beginArray();
+  CHECK_THROWS_AS(d.beginArray(), EncoderError);
+}
+
+TEST_CASE("JsonReader: peek, skip and misuse") {
+  JsonReader r(R"( {"a": [1, "x", true, null, {"b": []}], "c": 2.5} )");
+  CHECK(r.peek() == JsonToken::BeginObject);
+  r.readBeginObject();
+  CHECK(r.peek() == JsonToken::String);
+  CHECK_THROWS_AS(r.readEndArray(), IllegalArgumentError);
+  CHECK(*r.nextKey() == "a");
+  CHECK_THROWS_AS(r.nextKey(), IllegalArgumentError);
+  CHECK(r.peek() == JsonToken::BeginArray);
+  r.skipValue();
+  CHECK(*r.nextKey() == "c");
+  CHECK(r.peek() == JsonToken::Number);
+  CHECK(r.readDouble() == 2.5);
+  CHECK(!r.nextKey());
+  r.readEndObject();
+  CHECK(r.peek() == JsonToken::End);
+  r.readEnd();
+}
