@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <netbuf/buffer/utf8.hpp>
+#include <new>
 #include <utility>
 #include <vector>
 #include "message_pack_wire.hpp"
@@ -230,8 +232,8 @@ std::uint64_t keyFingerprint(const Value& k) noexcept {
   const std::string_view s = k.asStr();
   if (s.empty()) return std::uint64_t{1} << 63;
   const auto at = [&](std::size_t i) { return std::uint64_t{static_cast<unsigned char>(s[i])}; };
-  return (std::uint64_t{1} << 63) | (std::uint64_t{s.size() & 0xffffffff} << 24) |
-         (at(0) << 16) | (at(s.size() / 2) << 8) | at(s.size() - 1);
+  return (std::uint64_t{1} << 63) | (std::uint64_t{s.size() & 0xffffffff} << 24) | (at(0) << 16) |
+         (at(s.size() / 2) << 8) | at(s.size() - 1);
 }
 
 int rankOf(ValueType t) noexcept {
@@ -339,18 +341,42 @@ int compareKeys(const Value& a, const Value& b) noexcept {
 }
 
 constexpr std::size_t kNoDuplicate = static_cast<std::size_t>(-1);
+/// Maps with up to this many keys are checked through a fingerprint table (no allocation).
+constexpr std::size_t kHashedKeys = 64;
 
 /// Index of the earliest key equal to an earlier one, or kNoDuplicate.
 std::size_t firstDuplicateKey(const Member* m, std::size_t n) {
-  if (n <= 16) {
-    // Pairwise over 64-bit fingerprints (a Str key's length and three of its bytes; other key
-    // types share one fingerprint and are compared in full): distinct keys of protocols rarely
-    // collide, so the full comparison seldom runs.
-    std::uint64_t fp[16];
+  if (n <= kHashedKeys) {
+    // 64-bit fingerprints (a Str key's length and three of its bytes; other key types share one
+    // fingerprint and are compared in full): equal keys have equal fingerprints, and distinct keys
+    // of protocols rarely collide, so the full comparison seldom runs.
+    std::uint64_t fp[kHashedKeys];
     for (std::size_t i = 0; i < n; ++i) fp[i] = keyFingerprint(m[i].key);
-    for (std::size_t j = 1; j < n; ++j) {
-      for (std::size_t i = 0; i < j; ++i) {
-        if (fp[i] == fp[j] && sameKey(m[i].key, m[j].key)) return j;
+    if (n <= 6) {  // at most 15 pairs: compare them all
+      for (std::size_t j = 1; j < n; ++j) {
+        for (std::size_t i = 0; i < j; ++i) {
+          if (fp[i] == fp[j] && sameKey(m[i].key, m[j].key)) return j;
+        }
+      }
+      return kNoDuplicate;
+    }
+    // Otherwise an open-addressing table of key indexes (+1; 0 is empty) hashed by fingerprint,
+    // at most a quarter full: keys go in in order, so the first key that meets an equal one in its
+    // probe run (equal keys hash alike; nothing is removed) is the earliest repeat.
+    const unsigned bits = n <= 16 ? 6 : 8;
+    const std::size_t mask = (std::size_t{1} << bits) - 1;
+    std::uint8_t table[std::size_t{1} << 8];
+    std::memset(table, 0, mask + 1);
+    for (std::size_t j = 0; j < n; ++j) {
+      std::size_t h = static_cast<std::size_t>((fp[j] * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+      for (;;) {
+        const std::size_t e = table[h];
+        if (e == 0) {
+          table[h] = static_cast<std::uint8_t>(j + 1);
+          break;
+        }
+        if (fp[e - 1] == fp[j] && sameKey(m[e - 1].key, m[j].key)) return j;
+        h = (h + 1) & mask;
       }
     }
     return kNoDuplicate;
@@ -375,7 +401,8 @@ std::size_t firstDuplicateKey(const Member* m, std::size_t n) {
 }
 
 template <bool kBuild>
-std::size_t parse(const Ctx& c, std::size_t pos, Value* slot, Document* doc);
+std::size_t parse(const Ctx& c, std::size_t pos, Value* slot, Document* doc,
+                  std::size_t depth0 = 0);
 
 /// The offset of key `index` of the (already validated) map whose header is at `header`.
 std::size_t offsetOfMapKey(const Ctx& c, std::size_t header, std::size_t index) {
@@ -384,21 +411,26 @@ std::size_t offsetOfMapKey(const Ctx& c, std::size_t header, std::size_t index) 
   return pos;
 }
 
-void checkDuplicates(const Ctx& c, const Frame& f) {
-  const std::size_t j = firstDuplicateKey(static_cast<const Member*>(f.base), f.n / 2);
+[[noreturn, gnu::noinline]] void throwDuplicate(const Ctx& c, const Member* m, std::size_t header,
+                                                std::size_t j) {
+  const std::size_t at = offsetOfMapKey(c, header, j);
+  detail::throwMessagePackError(MessagePackErrc::DuplicateKey,
+                                fmt::format("map key {} repeats an earlier key ({})", j,
+                                            m[j].key.toDebugString().substr(0, 64)),
+                                c.base + at, j);
+}
+
+/// DuplicateKey (at the repeated key's offset) when two of the n complete members are equal.
+void checkDuplicates(const Ctx& c, const Member* m, std::size_t n, std::size_t header) {
+  const std::size_t j = firstDuplicateKey(m, n);
   if (j == kNoDuplicate) [[likely]]
     return;
-  const std::size_t at = offsetOfMapKey(c, f.header, j);
-  detail::throwMessagePackError(
-      MessagePackErrc::DuplicateKey,
-      fmt::format("map key {} repeats an earlier key ({})", j,
-                  static_cast<const Member*>(f.base)[j].key.toDebugString().substr(0, 64)),
-      c.base + at, j);
+  throwDuplicate(c, m, header, j);
 }
 
 /// Decodes (kBuild) or skips the value at pos; returns the offset after it.
 template <bool kBuild>
-std::size_t parse(const Ctx& c, std::size_t pos, Value* slot, Document* doc) {
+std::size_t parse(const Ctx& c, std::size_t pos, Value* slot, Document* doc, std::size_t depth0) {
   const MessagePackLimits& lim = c.opt.limits;
   FrameStack st;
   for (;;) {
@@ -496,8 +528,8 @@ std::size_t parse(const Ctx& c, std::size_t pos, Value* slot, Document* doc) {
           const std::uint64_t items = map ? 2 * h.v : h.v;
           if (items > c.end - body) [[unlikely]]
             needBytes(c, pos, body + items);
-          if (st.size() >= lim.maxDepth) [[unlikely]]
-            throwDepth(st.size() + 1, lim.maxDepth, c.base + pos);
+          if (depth0 + st.size() >= lim.maxDepth) [[unlikely]]
+            throwDepth(depth0 + st.size() + 1, lim.maxDepth, c.base + pos);
           void* base = nullptr;
           if constexpr (kBuild) {
             if (map) {
@@ -528,11 +560,301 @@ std::size_t parse(const Ctx& c, std::size_t pos, Value* slot, Document* doc) {
         break;
       }
       if constexpr (kBuild) {
-        if (f.map && f.n > 2 && !c.opt.allowDuplicateKeys) checkDuplicates(c, f);
+        if (f.map && f.n > 2 && !c.opt.allowDuplicateKeys)
+          checkDuplicates(c, static_cast<const Member*>(f.base), f.n / 2, f.header);
       }
       st.pop();
     }
   }
+}
+
+// ---------------------------------------------------------------- the build path
+
+/// True when the n <= 31 bytes at p are all ASCII: at most four overlapping word loads.
+[[gnu::always_inline]] inline bool isFixStrAscii(const std::byte* p, std::size_t n) noexcept {
+  if (n <= 16) return detail::isShortAscii(p, n);
+  std::uint64_t a, b, x, y;
+  std::memcpy(&a, p, 8);
+  std::memcpy(&b, p + 8, 8);
+  std::memcpy(&x, p + n - 16, 8);
+  std::memcpy(&y, p + n - 8, 8);
+  return ((a | b | x | y) & 0x8080808080808080ULL) == 0;
+}
+
+/// Writes a node into arena storage the parser has not initialised yet (Value is trivially
+/// copyable and destructible, so this is a plain 16-byte store).
+[[gnu::always_inline]] inline void put(Value* slot, const Value& v) noexcept {
+  ::new (static_cast<void*>(slot)) Value(v);
+}
+
+/// The decoding path: recursive descent, the element count and slot pointer of each open
+/// container kept in registers. Nodes go into uninitialised arena space (allocateBytes): every
+/// slot is written before the container is complete, and nothing built here is reachable until
+/// the caller publishes the root after a successful decode, so a failed decode never exposes an
+/// unwritten slot. Recursion stops at kMaxRecursion open containers (a few hundred bytes of stack
+/// at most); a deeper container is handed, with its depth, to the iterative parse<true>, whose
+/// explicit stack honours any maxDepth. Errors, their order and offsets are those of parse<true>:
+/// both check an item's bytes, limits and depth in the same order, in document order.
+class Builder {
+ public:
+  static constexpr std::size_t kMaxRecursion = 64;
+
+  Builder(const Ctx& c, Document* doc) noexcept
+      : c_(c),
+        doc_(doc),
+        in_(c.in),
+        end_(c.end),
+        maxStr_(c.opt.limits.maxStrLength),
+        checkDuplicateKeys_(!c.opt.allowDuplicateKeys) {}
+
+  /// Decodes the value at pos (inside `depth` open containers) into *slot; the offset after it.
+  [[gnu::always_inline]] std::size_t value(std::size_t pos, Value* slot, std::size_t depth) {
+    if (pos < end_) [[likely]] {
+      const std::byte* p = in_ + pos;
+      const std::uint8_t b = u8(p);
+      if (b <= 0x7f) {
+        put(slot, Value::uinteger(b));
+        return pos + 1;
+      }
+      if ((b & 0xe0) == 0xa0) {  // fixstr of ASCII (map keys, mostly)
+        const std::size_t n = b & 0x1f;
+        if (n < end_ - pos && n <= maxStr_ && isFixStrAscii(p + 1, n)) [[likely]] {
+          put(slot, Value::strView({reinterpret_cast<const char*>(p + 1), n}));
+          return pos + 1 + n;
+        }
+      } else if (b >= 0xe0) {
+        put(slot, Value::integer(static_cast<std::int8_t>(b)));
+        return pos + 1;
+      }
+    }
+    return valueSlow(pos, slot, depth);
+  }
+
+ private:
+  [[gnu::noinline]] std::size_t valueSlow(std::size_t pos, Value* slot, std::size_t depth) {
+    if (pos >= end_) [[unlikely]]
+      needBytes(c_, pos, std::uint64_t{pos} + 1);
+    const std::byte* p = in_ + pos;
+    const std::uint8_t b = u8(p);
+    const std::size_t left = end_ - pos;
+    // Each form: its header's bytes present, then (payloads, containers) limit, bytes, depth.
+    const auto need = [&](std::size_t hdr) {
+      if (hdr > left) [[unlikely]]
+        needBytes(c_, pos, std::uint64_t{pos} + hdr);
+    };
+    if (b <= 0x7f) {
+      put(slot, Value::uinteger(b));
+      return pos + 1;
+    }
+    if (b >= 0xe0) {
+      put(slot, Value::integer(static_cast<std::int8_t>(b)));
+      return pos + 1;
+    }
+    if (b <= 0x8f) return map(pos, 1, b & 0x0f, slot, depth);
+    if (b <= 0x9f) return array(pos, 1, b & 0x0f, slot, depth);
+    if (b <= 0xbf) return str(pos, 1, b & 0x1f, slot);
+    switch (b) {
+      case 0xc0:
+        put(slot, Value::nil());
+        return pos + 1;
+      case 0xc1:
+        throwReserved(c_.base + pos);
+      case 0xc2:
+      case 0xc3:
+        put(slot, Value::boolean(b == 0xc3));
+        return pos + 1;
+      case 0xc4:
+        need(2);
+        return bin(pos, 2, u8(p + 1), slot);
+      case 0xc5:
+        need(3);
+        return bin(pos, 3, loadBE<std::uint16_t>(p + 1), slot);
+      case 0xc6:
+        need(5);
+        return bin(pos, 5, loadBE<std::uint32_t>(p + 1), slot);
+      case 0xc7:
+        need(3);
+        return ext(pos, 3, u8(p + 1), slot);
+      case 0xc8:
+        need(4);
+        return ext(pos, 4, loadBE<std::uint16_t>(p + 1), slot);
+      case 0xc9:
+        need(6);
+        return ext(pos, 6, loadBE<std::uint32_t>(p + 1), slot);
+      case 0xca:
+        need(5);
+        put(slot, Value::float32(std::bit_cast<float>(loadBE<std::uint32_t>(p + 1))));
+        return pos + 5;
+      case 0xcb:
+        need(9);
+        put(slot, Value::float64(std::bit_cast<double>(loadBE<std::uint64_t>(p + 1))));
+        return pos + 9;
+      case 0xcc:
+        need(2);
+        put(slot, Value::uinteger(u8(p + 1)));
+        return pos + 2;
+      case 0xcd:
+        need(3);
+        put(slot, Value::uinteger(loadBE<std::uint16_t>(p + 1)));
+        return pos + 3;
+      case 0xce:
+        need(5);
+        put(slot, Value::uinteger(loadBE<std::uint32_t>(p + 1)));
+        return pos + 5;
+      case 0xcf:
+        need(9);
+        put(slot, Value::uinteger(loadBE<std::uint64_t>(p + 1)));
+        return pos + 9;
+      case 0xd0:
+        need(2);
+        putSigned(slot, static_cast<std::int8_t>(u8(p + 1)));
+        return pos + 2;
+      case 0xd1:
+        need(3);
+        putSigned(slot, static_cast<std::int16_t>(loadBE<std::uint16_t>(p + 1)));
+        return pos + 3;
+      case 0xd2:
+        need(5);
+        putSigned(slot, static_cast<std::int32_t>(loadBE<std::uint32_t>(p + 1)));
+        return pos + 5;
+      case 0xd3:
+        need(9);
+        putSigned(slot, static_cast<std::int64_t>(loadBE<std::uint64_t>(p + 1)));
+        return pos + 9;
+      case 0xd4:
+      case 0xd5:
+      case 0xd6:
+      case 0xd7:
+      case 0xd8:
+        need(2);
+        return ext(pos, 2, std::size_t{1} << (b - 0xd4), slot);
+      case 0xd9:
+        need(2);
+        return str(pos, 2, u8(p + 1), slot);
+      case 0xda:
+        need(3);
+        return str(pos, 3, loadBE<std::uint16_t>(p + 1), slot);
+      case 0xdb:
+        need(5);
+        return str(pos, 5, loadBE<std::uint32_t>(p + 1), slot);
+      case 0xdc:
+        need(3);
+        return array(pos, 3, loadBE<std::uint16_t>(p + 1), slot, depth);
+      case 0xdd:
+        need(5);
+        return array(pos, 5, loadBE<std::uint32_t>(p + 1), slot, depth);
+      case 0xde:
+        need(3);
+        return map(pos, 3, loadBE<std::uint16_t>(p + 1), slot, depth);
+      default:  // 0xdf
+        need(5);
+        return map(pos, 5, loadBE<std::uint32_t>(p + 1), slot, depth);
+    }
+  }
+
+  /// Signed forms keep the Int/UInt split of readHead: non-negative values are UInt.
+  static void putSigned(Value* slot, std::int64_t i) noexcept {
+    put(slot, i < 0 ? Value::integer(i) : Value::uinteger(static_cast<std::uint64_t>(i)));
+  }
+
+  /// Payload bytes of a str/bin/ext of length n whose header (hdr bytes) is at pos: checks the
+  /// limit, then that the bytes are present.
+  void payload(Kind kind, std::size_t limit, std::size_t pos, std::size_t hdr, std::size_t n) {
+    if (n > limit) [[unlikely]]
+      throwLengthLimit(kind, n, c_.opt.limits, c_.base + pos);
+    if (n > end_ - pos - hdr) [[unlikely]]
+      needBytes(c_, pos, std::uint64_t{pos} + hdr + n);
+  }
+
+  std::size_t str(std::size_t pos, std::size_t hdr, std::size_t n, Value* slot) {
+    payload(Kind::Str, maxStr_, pos, hdr, n);
+    const std::byte* d = in_ + pos + hdr;
+    bool bad = false;
+    if (n > 16 || !detail::isShortAscii(d, n)) {
+      const std::size_t k = utf8::firstInvalidUtf8(d, n);
+      if (k != utf8::npos) {
+        if (!c_.opt.lenientUtf8) throwInvalidUtf8(c_.base + pos, c_.base + pos + hdr + k);
+        bad = true;
+      }
+    }
+    put(slot, Value::strView({reinterpret_cast<const char*>(d), n}, bad));
+    return pos + hdr + n;
+  }
+
+  std::size_t bin(std::size_t pos, std::size_t hdr, std::size_t n, Value* slot) {
+    payload(Kind::Bin, c_.opt.limits.maxBinLength, pos, hdr, n);
+    put(slot, Value::binView({in_ + pos + hdr, n}));
+    return pos + hdr + n;
+  }
+
+  /// hdr counts the type byte, the last of the header.
+  std::size_t ext(std::size_t pos, std::size_t hdr, std::size_t n, Value* slot) {
+    payload(Kind::Ext, c_.opt.limits.maxExtLength, pos, hdr, n);
+    const std::byte* d = in_ + pos + hdr;
+    const auto type = static_cast<std::int8_t>(u8(d - 1));
+    if (type == -1) {
+      Timestamp ts;
+      std::string why;
+      if (!decodeTimestamp(d, n, ts, why)) throwInvalidTimestamp(why, c_.base + pos);
+      put(slot, Value::timestamp(ts));
+    } else {
+      put(slot, Value::extView(type, {d, n}));
+    }
+    return pos + hdr + n;
+  }
+
+  /// Container checks (as parse<true>): length limit, its items' minimum bytes, depth.
+  void container(Kind kind, std::size_t pos, std::size_t hdr, std::size_t n, std::size_t items,
+                 std::size_t depth) {
+    const MessagePackLimits& lim = c_.opt.limits;
+    if (n > lim.maxContainerLength) [[unlikely]]
+      throwLengthLimit(kind, n, lim, c_.base + pos);
+    if (items > end_ - pos - hdr) [[unlikely]]
+      needBytes(c_, pos, std::uint64_t{pos} + hdr + items);
+    if (depth >= lim.maxDepth) [[unlikely]]
+      throwDepth(depth + 1, lim.maxDepth, c_.base + pos);
+  }
+
+  std::size_t array(std::size_t pos, std::size_t hdr, std::size_t n, Value* slot,
+                    std::size_t depth) {
+    container(Kind::Array, pos, hdr, n, n, depth);
+    if (depth >= kMaxRecursion) [[unlikely]]
+      return parse<true>(c_, pos, slot, doc_, depth);
+    auto* a = reinterpret_cast<Value*>(doc_->allocateBytes(n * sizeof(Value)));
+    put(slot, Value::arrayView({a, n}));
+    pos += hdr;
+    for (std::size_t i = 0; i < n; ++i) pos = value(pos, a + i, depth + 1);
+    return pos;
+  }
+
+  std::size_t map(std::size_t pos, std::size_t hdr, std::size_t n, Value* slot, std::size_t depth) {
+    container(Kind::Map, pos, hdr, n, 2 * n, depth);
+    if (depth >= kMaxRecursion) [[unlikely]]
+      return parse<true>(c_, pos, slot, doc_, depth);
+    auto* m = reinterpret_cast<Member*>(doc_->allocateBytes(n * sizeof(Member)));
+    put(slot, Value::mapView({m, n}));
+    const std::size_t header = pos;
+    pos += hdr;
+    for (std::size_t i = 0; i < n; ++i) {
+      pos = value(pos, &m[i].key, depth + 1);
+      pos = value(pos, &m[i].value, depth + 1);
+    }
+    if (n > 1 && checkDuplicateKeys_) checkDuplicates(c_, m, n, header);
+    return pos;
+  }
+
+  const Ctx& c_;
+  Document* doc_;
+  const std::byte* in_;
+  std::size_t end_;
+  std::size_t maxStr_;
+  bool checkDuplicateKeys_;
+};
+
+/// Decodes the value at pos into a fresh Value; the offset after it.
+std::size_t build(const Ctx& c, std::size_t pos, Value& out, Document& doc) {
+  Builder b(c, &doc);
+  return b.value(pos, &out, 0);
 }
 
 }  // namespace
@@ -685,7 +1007,7 @@ void MessagePackReader::skip() {
 Value MessagePackReader::readValue(Document& doc) {
   const Ctx c = makeCtx(input_, pos_, options_, baseOffset_);
   Value v;
-  pos_ = parse<true>(c, pos_, &v, &doc);
+  pos_ = build(c, pos_, v, doc);
   return v;
 }
 
@@ -697,7 +1019,7 @@ std::size_t decodeOne(std::span<const std::byte> input, Document& into,
                       const MessagePackReadOptions& options, std::uint64_t baseOffset) {
   const Ctx c = makeCtx(input, 0, options, baseOffset);
   Value v;
-  const std::size_t end = parse<true>(c, 0, &v, &into);
+  const std::size_t end = build(c, 0, v, into);
   into.setRoot(v);
   return end;
 }
@@ -706,7 +1028,7 @@ void decode(std::span<const std::byte> input, Document& into, const MessagePackR
             std::uint64_t baseOffset) {
   const Ctx c = makeCtx(input, 0, options, baseOffset);
   Value v;
-  const std::size_t end = parse<true>(c, 0, &v, &into);
+  const std::size_t end = build(c, 0, v, into);
   if (end != input.size()) [[unlikely]] {
     detail::throwMessagePackError(MessagePackErrc::TrailingBytes,
                                   fmt::format("{} bytes after the value", input.size() - end),
