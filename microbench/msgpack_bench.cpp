@@ -5,9 +5,9 @@
 //           canonical mode (keys sorted on every call, from a Value tree built in insertion
 //           order z, a, c); msgpack-c has no canonical mode, so its rows pack keys the caller
 //           already sorted (the fastest a msgpack-c user can do)
-//   mixed   a ~1 KiB document: ints of every width, floats (float32 and float64), bool, nil, short
-//           and long ASCII and non-ASCII strings, a 100-byte bin, a timestamp, an array of eight
-//           small maps
+//   mixed   a ~1 KiB document (1,009 bytes): ints of every width, floats (float32 and float64),
+//           bool, nil, short and long ASCII and non-ASCII strings, a 128-byte bin, a timestamp, an
+//           array of twelve small maps
 //   bin     one bin payload of 64 KiB or 64 MiB (decode only): zero copy in netbuf
 //
 // Rows per workload:
@@ -70,10 +70,10 @@ Value buildSmall(Document& doc) {
 }
 
 Value buildMixed(Document& doc) {
-  std::string blob(100, '\0');
+  std::string blob(128, '\0');
   for (std::size_t i = 0; i < blob.size(); ++i) blob[i] = static_cast<char>(i * 37);
   std::vector<Value> items;
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < 12; ++i) {
     items.push_back(doc.map({{doc.str("sku"), doc.str("SKU-" + std::to_string(1000 + i))},
                              {doc.str("qty"), Value::uinteger(static_cast<unsigned>(i + 1))},
                              {doc.str("price"), Value::float64(9.99 + i)},
