@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -201,7 +202,7 @@ void printLoadUsage(std::FILE* out) {
   std::fprintf(out,
                "usage: netbuf load echo --port P [--host H] [--connections C] [--size N]\n"
                "                        [--window W] [--duration D] [--warmup S] [--threads T]\n"
-               "                        [--json]\n\n"
+               "                        [--json] [--progress]\n\n"
                "Drives an echo server: each connection keeps W messages of N bytes in flight,\n"
                "sending one more for every one echoed back. Prints messages/s, MB/s (echoed\n"
                "payload, 1 MB = 1e6 bytes) and p50/p99/p999/max latency (send to last byte back).\n"
@@ -214,12 +215,16 @@ void printLoadUsage(std::FILE* out) {
                "  --duration D      measured seconds (default 5)\n"
                "  --warmup S        seconds run before measuring (default 0.5)\n"
                "  --threads T       client threads; connections spread round robin (default 1)\n"
-               "  --json            one JSON object on stdout\n\n"
+               "  --json            one JSON object on stdout\n"
+               "  --progress        a progress line on stderr every 0.5 s (elapsed / total\n"
+               "                    seconds, msgs/s and MB/s since the previous line, errors):\n"
+               "                    rewritten in place on a terminal, one line each otherwise\n\n"
                "The MessagePack-RPC load: see 'netbuf load rpc --help'.\n");
 }
 
 /// Parses the load options shared by `load echo`; returns -1 when parsed, else an exit code.
-int parseLoadOptions(const std::vector<std::string_view>& args, EchoLoadOptions& opt, bool& json) {
+int parseLoadOptions(const std::vector<std::string_view>& args, EchoLoadOptions& opt, bool& json,
+                     bool& progress) {
   bool havePort = false;
   for (std::size_t k = 0; k < args.size(); ++k) {
     const std::string_view a = args[k];
@@ -230,6 +235,8 @@ int parseLoadOptions(const std::vector<std::string_view>& args, EchoLoadOptions&
       return kExitOk;
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--progress") {
+      progress = true;
     } else if (a == "--host" && hasValue) {
       opt.host = std::string(args[++k]);
     } else if (a == "--port" && hasValue) {
@@ -267,7 +274,27 @@ int parseLoadOptions(const std::vector<std::string_view>& args, EchoLoadOptions&
 int runLoadEcho(const std::vector<std::string_view>& args) {
   EchoLoadOptions opt;
   bool json = false;
-  if (const int rc = parseLoadOptions(args, opt, json); rc >= 0) return rc;
+  bool progress = false;
+  if (const int rc = parseLoadOptions(args, opt, json, progress); rc >= 0) return rc;
+  // Progress goes to stderr (stdout keeps only the result): on a terminal one line rewritten in
+  // place (padded over the previous, longer one), ended by a newline before the result; else one
+  // line per report, so logs and pipes get whole lines.
+  const bool inPlace = progress && isatty(fileno(stderr)) == 1;
+  std::size_t shownWidth = 0;
+  if (progress) {
+    opt.onProgress = [inPlace, &shownWidth](const EchoLoadProgress& p) {
+      const std::string line = echoProgressLine(p);
+      if (inPlace) {
+        const int pad = shownWidth > line.size() ? static_cast<int>(shownWidth - line.size()) : 0;
+        std::fprintf(stderr, "\r%s%*s", line.c_str(), pad, "");
+        shownWidth = line.size();
+        if (p.last) std::fputc('\n', stderr);
+      } else {
+        std::fprintf(stderr, "%s\n", line.c_str());
+      }
+      std::fflush(stderr);
+    };
+  }
   EchoLoad load(opt);
   const EchoLoadResult r = load.run();
   if (json) {

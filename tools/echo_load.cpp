@@ -11,10 +11,12 @@
 #include <boost/asio/write.hpp>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -137,6 +139,10 @@ struct Worker {
   std::size_t checkLimit = 0;  // message offsets [8, checkLimit) are compared
   std::int64_t windowStart = 0, windowEnd = 0;
   const std::atomic<bool>* stopRequested = nullptr;
+  const std::atomic<bool>* abortRequested = nullptr;  // the progress callback threw
+  // Shared progress counters (relaxed; see EchoLoad::messagesCompleted()).
+  std::atomic<std::uint64_t>* completed = nullptr;
+  std::atomic<std::uint64_t>* failures = nullptr;
   // Statistics of this thread.
   LatencyHistogram histogram;
   std::uint64_t messages = 0;
@@ -151,7 +157,15 @@ struct Worker {
   void startRead(Conn& c);
   void onRead(Conn& c, std::size_t n);
   void fail(Conn& c, const std::string& what, bool mismatch);
+  void countError(const std::string& what);
 };
+
+// An error outside any one connection (a handler that threw): counted like a socket error.
+void Worker::countError(const std::string& what) {
+  ++errors;
+  failures->fetch_add(1, std::memory_order_relaxed);
+  if (firstError.empty()) firstError = what;
+}
 
 void Worker::start() {
   for (auto& c : conns) {
@@ -166,7 +180,8 @@ void Worker::start() {
 // Wakes every 20 ms (or at the window's end, if sooner) to see whether the run is over.
 void Worker::tick() {
   const std::int64_t now = nowNs();
-  if (now >= windowEnd || stopRequested->load(std::memory_order_relaxed) || alive == 0) {
+  if (now >= windowEnd || stopRequested->load(std::memory_order_relaxed) ||
+      abortRequested->load(std::memory_order_relaxed) || alive == 0) {
     finish();
     return;
   }
@@ -193,6 +208,7 @@ void Worker::fail(Conn& c, const std::string& what, bool mismatch) {
   if (c.closed) return;
   if (!stopping) {
     ++(mismatch ? mismatches : errors);
+    failures->fetch_add(1, std::memory_order_relaxed);
     if (firstError.empty()) firstError = what;
   }
   c.closed = true;
@@ -246,6 +262,7 @@ void Worker::onRead(Conn& c, std::size_t n) {
   const bool inWindow = now >= windowStart && now < windowEnd;
   const std::uint8_t* p = c.recvBuf.get();
   const std::uint8_t* const end = p + n;
+  std::uint64_t done = 0;  // whole messages this read completed
   while (p < end) {
     const std::size_t take = std::min(static_cast<std::size_t>(end - p), messageSize - c.msgOffset);
     // Sequence number bytes.
@@ -284,7 +301,10 @@ void Worker::onRead(Conn& c, std::size_t n) {
     }
     ++c.nextRecvSeq;
     ++c.owed;
+    ++done;
   }
+  // One shared-counter update per read (a batch of messages), for progress reports.
+  if (done != 0) completed->fetch_add(done, std::memory_order_relaxed);
   if (!c.writing && c.owed > 0) startWrite(c);
   startRead(c);
 }
@@ -300,6 +320,8 @@ std::string EchoLoadOptions::validate() const {
   if (!(durationSeconds > 0) || durationSeconds > 86400) return "duration must be in (0, 86400]";
   if (!(warmupSeconds >= 0) || warmupSeconds > 3600) return "warmup must be in [0, 3600]";
   if (threads < 1 || threads > 256) return "threads must be in [1, 256]";
+  if (onProgress && !(progressIntervalSeconds >= 0.01 && progressIntervalSeconds <= 60))
+    return "progress interval must be in [0.01, 60] seconds";
   return {};
 }
 
@@ -310,6 +332,9 @@ EchoLoadResult EchoLoad::run() {
   const EchoLoadOptions& o = options_;
   EchoLoadResult result;
   result.connectionsRequested = o.connections;
+  completed_.store(0, std::memory_order_relaxed);
+  failures_.store(0, std::memory_order_relaxed);
+  std::atomic<bool> abortRequested{false};
 
   // Resolve once.
   tcp::resolver::results_type endpoints;
@@ -342,6 +367,9 @@ EchoLoadResult EchoLoad::run() {
     worker->window = o.window;
     worker->checkLimit = n <= kFullCheckLimit ? n : std::min(n, kHeaderBytes + kCheapCheckBytes);
     worker->stopRequested = &stopRequested_;
+    worker->abortRequested = &abortRequested;
+    worker->completed = &completed_;
+    worker->failures = &failures_;
     workers.push_back(std::move(worker));
   }
 
@@ -353,8 +381,7 @@ EchoLoadResult EchoLoad::run() {
     asio::connect(c->socket, endpoints, ec);
     if (!ec) c->socket.set_option(tcp::no_delay(true), ec);
     if (ec) {
-      ++w.errors;
-      if (w.firstError.empty()) w.firstError = "connect: " + ec.message();
+      w.countError("connect: " + ec.message());
       c->closed = true;
       w.conns.push_back(std::move(c));
       continue;
@@ -379,34 +406,100 @@ EchoLoadResult EchoLoad::run() {
   const std::int64_t windowStart = start + warmupNs;
   const std::int64_t windowEnd = windowStart + durationNs;
 
+  // The connection threads count themselves out here, so a progress reporter waiting for its next
+  // tick wakes as soon as the run ends (early included).
+  std::mutex runningMutex;
+  std::condition_variable runningChanged;
+  std::size_t running = nWorkers;
+
   std::vector<std::thread> threads;
   threads.reserve(nWorkers);
   for (auto& wp : workers) {
     Worker* w = wp.get();
     w->windowStart = windowStart;
     w->windowEnd = windowEnd;
-    threads.emplace_back([w] {
+    threads.emplace_back([w, &runningMutex, &runningChanged, &running] {
       // No exception leaves the thread: a failing handler is reported and the loop goes on.
       try {
         w->start();
       } catch (const std::exception& e) {
-        ++w->errors;
-        if (w->firstError.empty()) w->firstError = std::string("start: ") + e.what();
+        w->countError(std::string("start: ") + e.what());
         w->finish();
       }
       for (;;) {
         try {
           w->ioc.run();
-          return;
+          break;
         } catch (const std::exception& e) {
-          ++w->errors;
-          if (w->firstError.empty()) w->firstError = std::string("handler: ") + e.what();
+          w->countError(std::string("handler: ") + e.what());
         }
       }
+      {
+        const std::lock_guard<std::mutex> lock(runningMutex);
+        --running;
+      }
+      runningChanged.notify_all();
     });
+  }
+
+  // Progress: sample the shared counters every interval until the threads are done.
+  std::exception_ptr progressError;
+  std::int64_t lastReportAt = start;
+  std::uint64_t lastReportMessages = 0;
+  const auto report = [&](std::int64_t at, bool last) {
+    EchoLoadProgress p;
+    const std::uint64_t m = completed_.load(std::memory_order_relaxed);
+    p.elapsedSeconds = static_cast<double>(at - start) / 1e9;
+    p.totalSeconds = static_cast<double>(windowEnd - start) / 1e9;
+    p.warmingUp = lastReportAt < windowStart;  // the interval began in the warmup
+    p.last = last;
+    p.messages = m;
+    p.intervalSeconds = static_cast<double>(at - lastReportAt) / 1e9;
+    if (p.intervalSeconds > 0 && m >= lastReportMessages) {
+      p.messagesPerSecond = static_cast<double>(m - lastReportMessages) / p.intervalSeconds;
+      p.megabytesPerSecond = p.messagesPerSecond * static_cast<double>(n) / 1e6;
+    }
+    p.errors = failures_.load(std::memory_order_relaxed);
+    lastReportAt = at;
+    lastReportMessages = m;
+    o.onProgress(p);
+  };
+  if (o.onProgress) {
+    const auto intervalNs =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(o.progressIntervalSeconds * 1e9));
+    std::int64_t next = start + intervalNs;
+    std::unique_lock<std::mutex> lock(runningMutex);
+    for (;;) {
+      const Clock::time_point due(
+          std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(next)));
+      if (runningChanged.wait_until(lock, due, [&running] { return running == 0; })) break;
+      const std::int64_t now = nowNs();
+      if (now < next) continue;  // woke early: wait for the tick
+      // Late (a descheduled reporter): the next tick comes no sooner than half an interval on,
+      // never as a burst of catch-up reports.
+      next = std::max(next + intervalNs, now + intervalNs / 2);
+      // From the window's end on, the threads are finishing: the last report follows.
+      if (now >= windowEnd || progressError) continue;
+      lock.unlock();
+      try {
+        report(now, false);
+      } catch (...) {
+        progressError = std::current_exception();
+        abortRequested.store(true, std::memory_order_relaxed);
+      }
+      lock.lock();
+    }
   }
   for (auto& t : threads) t.join();
   const std::int64_t finished = nowNs();
+  if (o.onProgress && !progressError) {
+    try {
+      report(finished, true);
+    } catch (...) {
+      progressError = std::current_exception();
+    }
+  }
+  if (progressError) std::rethrow_exception(progressError);
 
   LatencyHistogram all;
   for (auto& w : workers) {
@@ -465,7 +558,28 @@ std::string jsonEscape(const std::string& s) {
 
 double us(std::uint64_t ns) { return static_cast<double>(ns) / 1e3; }
 
+/// 1234567 -> "1,234,567" (rounded to an integer).
+std::string groupThousands(double v) {
+  const auto whole = static_cast<unsigned long long>(std::llround(std::max(v, 0.0)));
+  const std::string digits = std::to_string(whole);
+  std::string out;
+  for (std::size_t k = 0; k < digits.size(); ++k) {
+    if (k != 0 && (digits.size() - k) % 3 == 0) out += ',';
+    out += digits[k];
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string echoProgressLine(const EchoLoadProgress& p) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%5.1f s / %.1f s %15s msgs/s %10.1f MB/s   errors %llu%s",
+                p.elapsedSeconds, p.totalSeconds, groupThousands(p.messagesPerSecond).c_str(),
+                p.megabytesPerSecond, static_cast<unsigned long long>(p.errors),
+                p.warmingUp ? "   (warmup)" : "");
+  return buf;
+}
 
 std::string echoTableHeader() {
   char buf[160];

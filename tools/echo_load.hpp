@@ -23,10 +23,17 @@
 // Threads: run() blocks; the connections are spread round robin over `threads` io_contexts, each
 // run by its own thread with its own statistics (merged at the end), so the hot path takes no lock
 // and allocates nothing per message. stop() may be called from any thread to end a run early.
+//
+// Progress: every connection thread adds the messages a read completed to one relaxed atomic
+// counter (one fetch_add per completed read, not per message), which any thread may sample with
+// messagesCompleted(). With EchoLoadOptions::onProgress set, run()'s own thread samples it every
+// progressIntervalSeconds while the run goes and calls onProgress with a snapshot, then once more
+// (EchoLoadProgress::last) when the connection threads have ended. Without it, run() just waits.
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -78,6 +85,19 @@ class LatencyHistogram {
   std::uint64_t min_ = UINT64_MAX;
 };
 
+/// A snapshot of a run in progress, passed to EchoLoadOptions::onProgress.
+struct EchoLoadProgress {
+  double elapsedSeconds = 0;      ///< since the clock started (after connecting), warmup included
+  double totalSeconds = 0;        ///< warmup + duration: when the run is due to end
+  bool warmingUp = false;         ///< the interval began before the measuring window (warmup)
+  bool last = false;              ///< the final call, made after the connection threads ended
+  std::uint64_t messages = 0;     ///< messages completed since the clock started, warmup included
+  double intervalSeconds = 0;     ///< since the previous call (or the start)
+  double messagesPerSecond = 0;   ///< over that interval
+  double megabytesPerSecond = 0;  ///< echoed payload over that interval, 1 MB = 1e6 bytes
+  std::uint64_t errors = 0;       ///< connect failures, socket errors and mismatches so far
+};
+
 struct EchoLoadOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
@@ -87,6 +107,11 @@ struct EchoLoadOptions {
   double durationSeconds = 5.0;   ///< the measuring window
   double warmupSeconds = 0.5;     ///< runs before the window, not counted
   std::size_t threads = 1;        ///< client io_contexts/threads (capped at `connections`)
+  /// Called on run()'s thread about every progressIntervalSeconds during the run, and once at the
+  /// end (EchoLoadProgress::last); empty: no progress reporting. An exception it throws ends the
+  /// run early and is rethrown by run() once the connection threads are joined.
+  std::function<void(const EchoLoadProgress&)> onProgress;
+  double progressIntervalSeconds = 0.5;  ///< in [0.01, 60]
 
   /// Empty when valid, else what is wrong (run() throws std::invalid_argument with it).
   std::string validate() const;
@@ -125,14 +150,27 @@ class EchoLoad {
 
   const EchoLoadOptions& options() const noexcept { return options_; }
 
+  /// Messages completed since the current (or last) run's clock started, warmup included; counts
+  /// whole reads, so it may lag the connections by one read each. Any thread.
+  std::uint64_t messagesCompleted() const noexcept {
+    return completed_.load(std::memory_order_relaxed);
+  }
+
  private:
   EchoLoadOptions options_;
   std::atomic<bool> stopRequested_{false};
+  // Bumped by every connection thread: on its own cache line, away from the rest of the object.
+  alignas(64) std::atomic<std::uint64_t> completed_{0};
+  // Errors and mismatches counted so far (rare: bumped on the failure path only).
+  alignas(64) std::atomic<std::uint64_t> failures_{0};
 };
 
 /// One human-readable table row (see echoTableHeader()) and one JSON object for a result.
 std::string echoTableHeader();
 std::string echoTableRow(const EchoLoadOptions& options, const EchoLoadResult& result);
 std::string echoJson(const EchoLoadOptions& options, const EchoLoadResult& result);
+/// One progress line without line ends, e.g.
+/// "  2.0 s / 3.5 s     1,234,567 msgs/s     158.0 MB/s   errors 0".
+std::string echoProgressLine(const EchoLoadProgress& progress);
 
 }  // namespace netbuf::tools

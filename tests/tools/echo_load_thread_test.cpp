@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <iterator>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -335,4 +336,119 @@ TEST_CASE("NetbufEchoServer: carries the load client's traffic exactly, then sto
   server.stop();  // idempotent
   CHECK_FALSE(server.running());
   CHECK(server.port() == 0);
+}
+
+// ---- progress reporting (EchoLoadOptions::onProgress)
+
+namespace {
+using namespace netbuf::tools;  // NOLINT: test-local
+}  // namespace
+
+TEST_CASE("EchoLoad: progress reports every interval, then a last one; counter matches") {
+  AsioEchoServer server;
+  server.start();
+  EchoLoadOptions opt;
+  opt.port = server.port();
+  opt.connections = 4;
+  opt.window = 8;
+  opt.threads = 2;
+  opt.warmupSeconds = 0.1;
+  opt.durationSeconds = 0.5;
+  opt.progressIntervalSeconds = 0.1;
+  std::vector<EchoLoadProgress> seen;
+  std::thread::id caller = std::this_thread::get_id();
+  bool onCaller = true;
+  opt.onProgress = [&](const EchoLoadProgress& p) {
+    onCaller = onCaller && std::this_thread::get_id() == caller;
+    seen.push_back(p);
+  };
+  EchoLoad load(opt);
+  const EchoLoadResult r = load.run();
+  server.stop();
+  CHECK(r.ok());
+  CHECK(onCaller);
+  REQUIRE(seen.size() >= 4);
+  CHECK(seen.back().last);
+  CHECK(seen.front().warmingUp);
+  CHECK_FALSE(seen[seen.size() - 2].warmingUp);
+  for (std::size_t k = 0; k + 1 < seen.size(); ++k) {
+    CHECK_FALSE(seen[k].last);
+    CHECK(seen[k].messages <= seen[k + 1].messages);
+    CHECK(seen[k].elapsedSeconds < seen[k + 1].elapsedSeconds);
+    CHECK(seen[k].messagesPerSecond > 0);
+    CHECK(seen[k].totalSeconds == doctest::Approx(0.6));
+  }
+  CHECK(seen.back().errors == 0);
+  CHECK(seen.back().elapsedSeconds >=
+        0.5);  // warmup + duration (no upper bound: CI machines stall)
+  // The counter includes warmup messages: at least the measured ones.
+  CHECK(load.messagesCompleted() == seen.back().messages);
+  CHECK(load.messagesCompleted() >= r.messages);
+  const std::string line = echoProgressLine(seen.front());
+  CHECK(line.find(" s / 0.6 s") != std::string::npos);
+  CHECK(line.find("(warmup)") != std::string::npos);
+}
+
+TEST_CASE("EchoLoad: a throwing progress callback ends the run early and is rethrown") {
+  AsioEchoServer server;
+  server.start();
+  EchoLoadOptions opt;
+  opt.port = server.port();
+  opt.connections = 2;
+  opt.threads = 2;
+  opt.warmupSeconds = 0;
+  opt.durationSeconds = 30;
+  opt.progressIntervalSeconds = 0.05;
+  int calls = 0;
+  opt.onProgress = [&](const EchoLoadProgress&) {
+    ++calls;
+    throw std::runtime_error("enough");
+  };
+  EchoLoad load(opt);
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(load.run(), "enough", std::runtime_error);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
+  CHECK(calls == 1);
+  // Not sticky, unlike stop(): the next run goes the whole way.
+  opt.onProgress = nullptr;
+  opt.durationSeconds = 0.2;
+  EchoLoad again(opt);
+  CHECK(again.run().ok());
+  server.stop();
+}
+
+TEST_CASE("EchoLoad: stop() during a run with progress ends it, with a last report") {
+  AsioEchoServer server;
+  server.start();
+  EchoLoadOptions opt;
+  opt.port = server.port();
+  opt.warmupSeconds = 0;
+  opt.durationSeconds = 30;
+  opt.progressIntervalSeconds = 1;
+  std::vector<EchoLoadProgress> seen;
+  opt.onProgress = [&](const EchoLoadProgress& p) { seen.push_back(p); };
+  EchoLoad load(opt);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    load.stop();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const EchoLoadResult r = load.run();
+  stopper.join();
+  server.stop();
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
+  REQUIRE(seen.size() == 1);  // woke by the threads' end, not the 1 s tick
+  CHECK(seen[0].last);
+  CHECK(r.messages > 0);
+}
+
+TEST_CASE("EchoLoadOptions: the progress interval is checked when a callback is set") {
+  EchoLoadOptions opt;
+  opt.port = 1;
+  opt.progressIntervalSeconds = 0;
+  CHECK(opt.validate().empty());  // no callback: unused
+  opt.onProgress = [](const EchoLoadProgress&) {};
+  CHECK(opt.validate().find("progress interval") != std::string::npos);
+  opt.progressIntervalSeconds = 0.5;
+  CHECK(opt.validate().empty());
 }
