@@ -263,7 +263,6 @@ class JsonReader {
   char valueStart();  // positions p_ at the next value's first byte (separators checked)
   void valueDone() noexcept;
   std::string_view scanString(bool allowEscapes);
-  const char* scanNumber(bool& isFloat);
   void open(char c);
   void close(char c);
 

@@ -1,0 +1,358 @@
+#pragma once
+// JSON lexing shared by JsonParser (the DOM parser, json_parser.cpp) and JsonReader (the pull
+// reader, json_reader.cpp); private, not installed.
+//
+// JsonLexer is a view of one input [begin, end) and its JsonParseOptions (borrowed: both must
+// outlive it; it is three words, built on the stack where needed). It lexes one token at a time
+// from a cursor the caller owns and passes in (strings, numbers, literals), applies the options'
+// limits (maxStringLength, maxNumberLength, maxDepth, maxDocumentSize, allowLoneSurrogates,
+// bigIntegersAsDouble) and throws every failure as the same JsonError the two classes document:
+// code, detail, offset from `begin`, 1-based line and column, and value/limit for limits.
+//
+// Hot paths (the unescaped string, the number scan, a literal that matches) are inline here; the
+// escape decoding is a template on the scratch buffer (std::vector<char> for the parser,
+// std::string for the reader); every error thrower is out of line (json_lex.cpp).
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <netbuf/buffer/utf8.hpp>
+#include <netbuf/codec/json/json_parser.hpp>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "json_internal.hpp"
+
+namespace netbuf::json_detail {
+
+constexpr bool isDigit(char c) noexcept { return static_cast<unsigned char>(c - '0') < 10; }
+
+/// The value of hex digit c, or -1.
+constexpr int hexValue(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/// "'x'" for a printable ASCII byte, else "byte 0xNN" (for error details).
+std::string describeByte(char c);
+
+/// Writes code point cp (valid, not a surrogate) to d as UTF-8; returns the bytes written (1-4).
+inline std::size_t putUtf8(char* d, std::uint32_t cp) noexcept {
+  if (cp < 0x80) {
+    d[0] = static_cast<char>(cp);
+    return 1;
+  }
+  if (cp < 0x800) {
+    d[0] = static_cast<char>(0xC0 | (cp >> 6));
+    d[1] = static_cast<char>(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    d[0] = static_cast<char>(0xE0 | (cp >> 12));
+    d[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    d[2] = static_cast<char>(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  d[0] = static_cast<char>(0xF0 | (cp >> 18));
+  d[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+  d[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+  d[3] = static_cast<char>(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+/// Throws JsonError(code, detail) at `at` (in [begin, end]), with its line and column in begin's
+/// text.
+[[noreturn]] void throwJsonError(const char* begin, JsonErrorCode code, const char* at,
+                                 std::string detail, std::uint64_t value = CodecError::kNone,
+                                 std::uint64_t limit = CodecError::kNone);
+
+/// A string token: its decoded text, and whether that is a copy in the scratch buffer (the token
+/// had escapes) rather than a view of the input.
+struct LexedString {
+  std::string_view text;
+  bool unescaped;
+};
+
+/// A number token (RFC 8259 grammar, checked): [start, end), its sign, whether it has a fraction
+/// or an exponent, and for the integer part the digit count and the value accumulated modulo 2^64
+/// (exact up to 19 digits; integerInRange() settles 20).
+struct NumberScan {
+  const char* end;
+  std::uint64_t magnitude;
+  std::size_t intDigits;
+  bool negative;
+  bool isFloat;
+};
+
+struct JsonLexer {
+  const char* begin;
+  const char* end;
+  const JsonParseOptions& opt;
+
+  // ------------------------------------------------------------------------------ errors
+  [[noreturn]] void fail(JsonErrorCode code, const char* at, std::string detail,
+                         std::uint64_t value = CodecError::kNone,
+                         std::uint64_t limit = CodecError::kNone) const {
+    throwJsonError(begin, code, at, std::move(detail), value, limit);
+  }
+  /// UnexpectedEnd at `end`: "unexpected end of input <what>".
+  [[noreturn]] void failEnd(const char* what) const;
+  /// At `at`: the end of input, a UTF-8 byte order mark (at the start), else "unexpected
+  /// character X (expected <expected>)" (Syntax).
+  [[noreturn]] void failUnexpected(const char* at, const char* expected) const;
+  /// TrailingContent at `at` (a byte after the top-level value).
+  [[noreturn]] void failTrailing(const char* at) const;
+  /// NumberOutOfRange for an integer token outside [-2^63, 2^64-1] (bigIntegersAsDouble off).
+  [[noreturn]] void failBigInteger(const char* start, const char* stop) const;
+
+  // ------------------------------------------------------------------------------ limits
+  void checkDocumentSize() const {
+    if (static_cast<std::size_t>(end - begin) > opt.maxDocumentSize) [[unlikely]]
+      failDocumentSize();
+  }
+  /// Before opening a container at `at` with `open` containers already open.
+  void checkDepth(const char* at, std::size_t open) const {
+    if (open >= opt.maxDepth) [[unlikely]]
+      failDepth(at, open + 1);
+  }
+  /// n: the decoded length so far of the string whose opening quote is at `open`.
+  void checkStringLength(const char* open, std::size_t n) const {
+    if (n > opt.maxStringLength) [[unlikely]]
+      failStringLength(open, n);
+  }
+  void validateUtf8(const char* s, std::size_t n) const {
+    const std::size_t bad = utf8::firstInvalidUtf8(reinterpret_cast<const std::byte*>(s), n);
+    if (bad != utf8::npos) [[unlikely]]
+      failUtf8(s + bad);
+  }
+
+  // ------------------------------------------------------------------------------ tokens
+  /// The string token whose opening quote is at p; moves p past its closing quote. Escapes are
+  /// decoded into `scratch` (cleared first; the result views it until its next use); with
+  /// allowEscapes false a string with escapes is a TypeMismatch (the reader's view-only read).
+  template <class Out>
+  LexedString string(const char*& p, Out& scratch, bool allowEscapes = true) const {
+    const char* open = p;
+    const char* body = p + 1;
+    unsigned high = 0;
+    const char* q = scanStringBody(body, end, high);
+    if (q < end && *q == '"') [[likely]] {
+      const auto n = static_cast<std::size_t>(q - body);
+      checkStringLength(open, n);
+      if (high & 0x80) validateUtf8(body, n);
+      p = q + 1;
+      return {std::string_view(body, n), false};
+    }
+    if (!allowEscapes && q < end && *q == '\\') failEscapedView(open);
+    p = unescape(open, body, q, high, scratch) + 1;
+    return {std::string_view(scratch.data(), scratch.size()), true};
+  }
+
+  /// The string at `open` whose body starts at `body`, scanned up to q (a backslash, a control
+  /// byte or the end; `high` as scanStringBody left it): decodes it into out; returns its closing
+  /// quote.
+  template <class Out>
+  const char* unescape(const char* open, const char* body, const char* q, unsigned high,
+                       Out& out) const {
+    out.clear();
+    const char* seg = body;  // start of the current run of plain bytes
+    for (;;) {
+      if (q >= end) failEnd("inside a string");
+      const char c = *q;
+      // The plain run [seg, q) ends at an ASCII byte, so at a character boundary: validate it.
+      if (high & 0x80) validateUtf8(seg, static_cast<std::size_t>(q - seg));
+      out.insert(out.end(), seg, q);
+      if (c == '"') break;
+      if (c != '\\') failControl(q);
+      q = unescapeOne(q, out);
+      checkStringLength(open, out.size());
+      seg = q;
+      high = 0;
+      q = scanStringBody(q, end, high);
+    }
+    checkStringLength(open, out.size());
+    return q;
+  }
+
+  /// q is at a backslash: appends the escape's character(s) to out (UTF-8; a lone surrogate is an
+  /// error or U+FFFD per allowLoneSurrogates) and returns the byte after the escape.
+  template <class Out>
+  const char* unescapeOne(const char* q, Out& out) const {
+    if (end - q < 2) failEnd("inside an escape sequence");
+    char simple = 0;
+    switch (q[1]) {
+      case '"':
+      case '\\':
+      case '/':
+        simple = q[1];
+        break;
+      case 'b':
+        simple = '\b';
+        break;
+      case 'f':
+        simple = '\f';
+        break;
+      case 'n':
+        simple = '\n';
+        break;
+      case 'r':
+        simple = '\r';
+        break;
+      case 't':
+        simple = '\t';
+        break;
+      case 'u':
+        break;
+      default:
+        failEscape(q);
+    }
+    if (simple != 0) {
+      out.push_back(simple);
+      return q + 2;
+    }
+    const char* next = q + 6;
+    const std::uint32_t cp = codePoint(q, next);
+    char buf[4];
+    const std::size_t n = putUtf8(buf, cp);
+    out.insert(out.end(), buf, buf + n);
+    return next;
+  }
+
+  /// The code point of the \u escape at q; next is the byte after it, moved past a second escape
+  /// that completes a surrogate pair.
+  std::uint32_t codePoint(const char* q, const char*& next) const {
+    std::uint32_t cp = hex4(q);
+    if (cp >= 0xD800 && cp <= 0xDFFF) [[unlikely]] {
+      bool paired = false;
+      if (cp <= 0xDBFF) {
+        // A high surrogate must be followed by a \u escape of a low one.
+        if (end - next >= 2 && next[0] == '\\' && next[1] == 'u') {
+          const std::uint32_t lo = hex4(next);
+          if (lo >= 0xDC00 && lo <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            next += 6;
+            paired = true;
+          }
+        } else if (end - next < 2 && (next == end || next[0] == '\\')) {
+          failEnd("inside a surrogate pair");
+        }
+      }
+      if (!paired) {
+        if (!opt.allowLoneSurrogates) failLoneSurrogate(q, cp);
+        cp = 0xFFFD;
+      }
+    }
+    return cp;
+  }
+
+  /// The four hex digits of the \u escape at `at`.
+  std::uint32_t hex4(const char* at) const {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+      if (at + 2 + i >= end) failEnd("inside a \\u escape");
+      const int h = hexValue(at[2 + i]);
+      if (h < 0) failHex(at, at + 2 + i);
+      v = v << 4 | static_cast<std::uint32_t>(h);
+    }
+    return v;
+  }
+
+  /// The number token starting at `start` (a '-' or a digit); checks the grammar and
+  /// maxNumberLength.
+  NumberScan scanNumber(const char* start) const {
+    NumberScan s{};
+    const char* q = start;
+    s.negative = *q == '-';
+    if (s.negative) ++q;
+    if (q >= end) failEnd("inside a number");
+    if (*q == '0') {
+      ++q;
+      s.intDigits = 1;
+    } else if (isDigit(*q)) {
+      const char* ds = q;
+      std::uint64_t u = 0;
+      while (q < end && isDigit(*q)) {
+        u = u * 10 + static_cast<unsigned>(*q - '0');
+        ++q;
+      }
+      s.magnitude = u;
+      s.intDigits = static_cast<std::size_t>(q - ds);
+    } else {
+      failUnexpected(q, "a digit");
+    }
+    if (q < end && *q == '.') {
+      ++q;
+      if (q >= end) failEnd("inside a number");
+      if (!isDigit(*q)) failUnexpected(q, "a digit after '.'");
+      while (q < end && isDigit(*q)) ++q;
+      s.isFloat = true;
+    }
+    if (q < end && (*q == 'e' || *q == 'E')) {
+      ++q;
+      if (q < end && (*q == '+' || *q == '-')) ++q;
+      if (q >= end) failEnd("inside a number");
+      if (!isDigit(*q)) failUnexpected(q, "a digit in the exponent");
+      while (q < end && isDigit(*q)) ++q;
+      s.isFloat = true;
+    }
+    const auto len = static_cast<std::size_t>(q - start);
+    if (len > opt.maxNumberLength) [[unlikely]]
+      failNumberLength(start, len);
+    s.end = q;
+    return s;
+  }
+
+  /// For an integer token (!s.isFloat): whether its value lies in [-2^63, 2^64-1]; when it does,
+  /// s.magnitude is exact.
+  static bool integerInRange(NumberScan& s) noexcept {
+    if (s.intDigits > 20) return false;
+    if (s.intDigits == 20) {
+      // Recompute with overflow checks (the accumulation may have wrapped).
+      std::uint64_t v = 0;
+      for (const char* d = s.end - 20; d < s.end; ++d) {
+        if (__builtin_mul_overflow(v, 10U, &v) ||
+            __builtin_add_overflow(v, static_cast<unsigned>(*d - '0'), &v))
+          return false;
+      }
+      s.magnitude = v;
+    }
+    return !s.negative || s.magnitude <= std::uint64_t{1} << 63;
+  }
+
+  /// The double nearest the number token [start, stop): an overflow is NumberOutOfRange, an
+  /// underflow gives a signed zero.
+  double toDouble(const char* start, const char* stop) const {
+    double d = 0;
+    const auto r = std::from_chars(start, stop, d);
+    if (r.ec == std::errc() && r.ptr == stop) [[likely]]
+      return d;
+    return toDoubleSlow(start, stop, r.ec == std::errc::result_out_of_range);
+  }
+
+  /// Checks that the literal `word` (true, false, null) stands at p.
+  void expectLiteral(const char* p, std::string_view word) const {
+    if (static_cast<std::size_t>(end - p) >= word.size() &&
+        std::memcmp(p, word.data(), word.size()) == 0) [[likely]]
+      return;
+    failLiteral(p, word);
+  }
+
+ private:
+  [[noreturn]] void failDocumentSize() const;
+  [[noreturn]] void failDepth(const char* at, std::size_t depth) const;
+  [[noreturn]] void failStringLength(const char* open, std::size_t n) const;
+  [[noreturn]] void failUtf8(const char* at) const;
+  [[noreturn]] void failControl(const char* at) const;
+  [[noreturn]] void failEscape(const char* at) const;
+  [[noreturn]] void failEscapedView(const char* open) const;
+  [[noreturn]] void failNumberLength(const char* start, std::size_t len) const;
+  [[noreturn]] void failLiteral(const char* p, std::string_view word) const;
+  [[noreturn]] void failHex(const char* escape, const char* digit) const;
+  [[noreturn]] void failLoneSurrogate(const char* at, std::uint32_t cp) const;
+  double toDoubleSlow(const char* start, const char* stop, bool outOfRange) const;
+};
+
+}  // namespace netbuf::json_detail
