@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bench_strings.hpp"
+#include "cli_options.hpp"
 #include "commands.hpp"
 
 #ifndef NETBUF_BENCH_DATA_DIR
@@ -194,14 +195,8 @@ int runBench(const std::vector<std::string_view>& args) {
         opt.dataDir = value;
         continue;
       }
-      std::size_t used = 0;
       double s = 0;
-      try {
-        s = std::stod(value, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != value.size() || !(s > 0) || s > 3600) {
+      if (!parseSeconds(value, s) || !(s > 0) || s > 3600) {
         std::fprintf(stderr,
                      "netbuf bench strings: --seconds needs a number in (0, 3600], got '%s'\n",
                      value.c_str());

@@ -6,18 +6,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
-#include <exception>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "asio_echo_server.hpp"
+#include "cli_options.hpp"
 #include "commands.hpp"
 #include "echo_load.hpp"
 #include "netbuf_echo_server.hpp"
@@ -66,70 +64,6 @@ class AnyEchoServer {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Option parsing helpers
-
-bool parseSize(std::string_view s, std::size_t& out) {
-  std::size_t v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return false;
-  out = v;
-  return true;
-}
-
-/// A byte count with an optional K/Ki/KiB/M/Mi/MiB suffix (binary: 16K = 16384).
-bool parseBytes(std::string_view s, std::size_t& out) {
-  std::size_t mult = 1;
-  for (std::string_view suffix : {"KiB", "Ki", "K", "k"}) {
-    if (s.size() > suffix.size() && s.ends_with(suffix)) {
-      mult = 1024;
-      s.remove_suffix(suffix.size());
-      break;
-    }
-  }
-  if (mult == 1) {
-    for (std::string_view suffix : {"MiB", "Mi", "M"}) {
-      if (s.size() > suffix.size() && s.ends_with(suffix)) {
-        mult = std::size_t{1} << 20;
-        s.remove_suffix(suffix.size());
-        break;
-      }
-    }
-  }
-  std::size_t v = 0;
-  if (!parseSize(s, v) || v > (SIZE_MAX / mult)) return false;
-  out = v * mult;
-  return true;
-}
-
-bool parseSeconds(std::string_view s, double& out) {
-  const std::string str(s);
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(str, &used);
-  } catch (const std::exception&) {
-    return false;
-  }
-  if (used != str.size() || !(v >= 0) || v > 86400) return false;
-  out = v;
-  return true;
-}
-
-bool parsePort(std::string_view s, std::uint16_t& out) {
-  std::size_t v = 0;
-  if (!parseSize(s, v) || v > 65535) return false;
-  out = static_cast<std::uint16_t>(v);
-  return true;
-}
-
-int badOption(const char* command, std::string_view option, void (*usage)(std::FILE*)) {
-  std::fprintf(stderr, "netbuf %s: unknown, incomplete or invalid option '%.*s'\n", command,
-               static_cast<int>(option.size()), option.data());
-  usage(stderr);
-  return kExitUsage;
-}
-
-// ---------------------------------------------------------------------------------------------
 // serve echo
 
 void printServeUsage(std::FILE* out) {
@@ -151,22 +85,17 @@ int runServeEcho(const std::vector<std::string_view>& args) {
   EchoImpl impl = EchoImpl::Netbuf;
   for (std::size_t k = 0; k < args.size(); ++k) {
     const std::string_view a = args[k];
-    const bool hasValue = k + 1 < args.size();
+    bool ok = true;
     if (a == "--help" || a == "-h") {
       printServeUsage(stdout);
       return kExitOk;
-    } else if (a == "--host" && hasValue) {
-      opt.address = std::string(args[++k]);
-    } else if (a == "--port" && hasValue) {
-      if (!parsePort(args[++k], opt.port)) return badOption("serve echo", args[k], printServeUsage);
-    } else if (a == "--threads" && hasValue) {
-      if (!parseSize(args[++k], opt.threads) || opt.threads < 1 || opt.threads > 1024)
-        return badOption("serve echo", args[k], printServeUsage);
-    } else if (a == "--impl" && hasValue) {
-      if (!parseImpl(args[++k], impl)) return badOption("serve echo", args[k], printServeUsage);
+    } else if (parseServeOption(args, k, opt.address, opt.port, opt.threads, ok)) {
+    } else if (a == "--impl" && k + 1 < args.size()) {
+      ok = parseImpl(args[++k], impl);
     } else {
       return badOption("serve echo", a, printServeUsage);
     }
+    if (!ok) return badOption("serve echo", args[k], printServeUsage);
   }
 
   // Block the signals in this thread before the server's threads exist (they inherit the mask),
@@ -237,37 +166,18 @@ int parseLoadOptions(const std::vector<std::string_view>& args, EchoLoadOptions&
       json = true;
     } else if (a == "--progress") {
       progress = true;
-    } else if (a == "--host" && hasValue) {
-      opt.host = std::string(args[++k]);
-    } else if (a == "--port" && hasValue) {
-      ok = parsePort(args[++k], opt.port) && opt.port != 0;
-      havePort = true;
-    } else if (a == "--connections" && hasValue) {
-      ok = parseSize(args[++k], opt.connections);
+    } else if (parseLoadOption(args, k, opt, havePort, ok)) {
     } else if (a == "--size" && hasValue) {
       ok = parseBytes(args[++k], opt.messageSize);
-    } else if (a == "--window" && hasValue) {
-      ok = parseSize(args[++k], opt.window);
     } else if (a == "--duration" && hasValue) {
       ok = parseSeconds(args[++k], opt.durationSeconds);
-    } else if (a == "--warmup" && hasValue) {
-      ok = parseSeconds(args[++k], opt.warmupSeconds);
-    } else if (a == "--threads" && hasValue) {
-      ok = parseSize(args[++k], opt.threads);
     } else {
       return badOption("load echo", a, printLoadUsage);
     }
     if (!ok) return badOption("load echo", args[k], printLoadUsage);
   }
-  if (!havePort) {
-    std::fprintf(stderr, "netbuf load echo: --port is required\n");
-    printLoadUsage(stderr);
-    return kExitUsage;
-  }
-  if (const std::string why = opt.validate(); !why.empty()) {
-    std::fprintf(stderr, "netbuf load echo: %s\n", why.c_str());
-    return kExitUsage;
-  }
+  if (!havePort) return missingOption("load echo", "--port", printLoadUsage);
+  if (const std::string why = opt.validate(); !why.empty()) return invalidOptions("load echo", why);
   return -1;
 }
 

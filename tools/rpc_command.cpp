@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -15,47 +14,13 @@
 #include <string_view>
 #include <vector>
 
+#include "cli_options.hpp"
 #include "commands.hpp"
 #include "rpc_load.hpp"
 #include "rpc_service.hpp"
 
 namespace netbuf::tools {
 namespace {
-
-bool parseCount(std::string_view s, std::size_t& out) {
-  std::size_t v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return false;
-  out = v;
-  return true;
-}
-
-bool parsePortArg(std::string_view s, std::uint16_t& out) {
-  std::size_t v = 0;
-  if (!parseCount(s, v) || v > 65535) return false;
-  out = static_cast<std::uint16_t>(v);
-  return true;
-}
-
-bool parseSecondsArg(std::string_view s, double& out) {
-  const std::string str(s);
-  std::size_t used = 0;
-  try {
-    const double v = std::stod(str, &used);
-    if (used != str.size() || !(v >= 0) || v > 86400) return false;
-    out = v;
-  } catch (const std::exception&) {
-    return false;
-  }
-  return true;
-}
-
-int bad(const char* command, std::string_view option, void (*usage)(std::FILE*)) {
-  std::fprintf(stderr, "netbuf %s: unknown, incomplete or invalid option '%.*s'\n", command,
-               static_cast<int>(option.size()), option.data());
-  usage(stderr);
-  return kExitUsage;
-}
 
 void printServeRpcUsage(std::FILE* out) {
   std::fprintf(out,
@@ -99,20 +64,14 @@ int runServeRpc(const std::vector<std::string_view>& args) {
   std::size_t threads = 1;
   for (std::size_t k = 0; k < args.size(); ++k) {
     const std::string_view a = args[k];
-    const bool hasValue = k + 1 < args.size();
+    bool ok = true;
     if (a == "--help" || a == "-h") {
       printServeRpcUsage(stdout);
       return kExitOk;
-    } else if (a == "--host" && hasValue) {
-      host = std::string(args[++k]);
-    } else if (a == "--port" && hasValue) {
-      if (!parsePortArg(args[++k], port)) return bad("serve rpc", args[k], printServeRpcUsage);
-    } else if (a == "--threads" && hasValue) {
-      if (!parseCount(args[++k], threads) || threads < 1 || threads > 1024)
-        return bad("serve rpc", args[k], printServeRpcUsage);
-    } else {
-      return bad("serve rpc", a, printServeRpcUsage);
+    } else if (!parseServeOption(args, k, host, port, threads, ok)) {
+      return badOption("serve rpc", a, printServeRpcUsage);
     }
+    if (!ok) return badOption("serve rpc", args[k], printServeRpcUsage);
   }
 
   // Block the signals before the loops' threads exist (they inherit the mask), then wait here.
@@ -168,39 +127,20 @@ int runLoadRpc(const std::vector<std::string_view>& args) {
     if (a == "--help" || a == "-h") {
       printLoadRpcUsage(stdout);
       return kExitOk;
-    } else if (a == "--host" && hasValue) {
-      opt.host = std::string(args[++k]);
-    } else if (a == "--port" && hasValue) {
-      ok = parsePortArg(args[++k], opt.port) && opt.port != 0;
-      havePort = true;
-    } else if (a == "--connections" && hasValue) {
-      ok = parseCount(args[++k], opt.connections);
-    } else if (a == "--window" && hasValue) {
-      ok = parseCount(args[++k], opt.window);
+    } else if (parseLoadOption(args, k, opt, havePort, ok)) {
     } else if (a == "--seconds" && hasValue) {
-      ok = parseSecondsArg(args[++k], opt.durationSeconds);
-    } else if (a == "--warmup" && hasValue) {
-      ok = parseSecondsArg(args[++k], opt.warmupSeconds);
+      ok = parseSeconds(args[++k], opt.durationSeconds);
     } else if (a == "--method" && hasValue) {
       ok = parseRpcLoadMethod(std::string(args[++k]), opt.method);
     } else if (a == "--payload" && hasValue) {
-      ok = parseCount(args[++k], opt.payload);
-    } else if (a == "--threads" && hasValue) {
-      ok = parseCount(args[++k], opt.threads);
+      ok = parseSize(args[++k], opt.payload);
     } else {
-      return bad("load rpc", a, printLoadRpcUsage);
+      return badOption("load rpc", a, printLoadRpcUsage);
     }
-    if (!ok) return bad("load rpc", args[k], printLoadRpcUsage);
+    if (!ok) return badOption("load rpc", args[k], printLoadRpcUsage);
   }
-  if (!havePort) {
-    std::fprintf(stderr, "netbuf load rpc: --port is required\n");
-    printLoadRpcUsage(stderr);
-    return kExitUsage;
-  }
-  if (const std::string why = opt.validate(); !why.empty()) {
-    std::fprintf(stderr, "netbuf load rpc: %s\n", why.c_str());
-    return kExitUsage;
-  }
+  if (!havePort) return missingOption("load rpc", "--port", printLoadRpcUsage);
+  if (const std::string why = opt.validate(); !why.empty()) return invalidOptions("load rpc", why);
   const RpcLoadResult r = runRpcLoad(opt);
   const auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
   std::printf(
