@@ -246,3 +246,29 @@ TEST_CASE("JsonReader: peek, skip and misuse") {
   CHECK(r.peek() == JsonToken::End);
   r.readEnd();
 }
+
+TEST_CASE("JsonReader: skipValue checks numbers as the parser does") {
+  // Found by json_reader_fuzz: skipValue accepted 1e324, which json::parse rejects.
+  auto skipError = [](std::string_view text, JsonParseOptions options = {}) {
+    return jsonErrorOf([&] {
+      JsonReader r(text, options);
+      r.skipValue();
+      r.readEnd();
+    });
+  };
+  auto e = skipError("[1, 1e324]");
+  CHECK(e.code() == JsonErrorCode::NumberOutOfRange);
+  CHECK(e.offset() == 4);
+  CHECK(skipError("-1e400").code() == JsonErrorCode::NumberOutOfRange);
+  JsonParseOptions noBig;
+  noBig.bigIntegersAsDouble = false;
+  CHECK(skipError("[18446744073709551616]", noBig).code() == JsonErrorCode::NumberOutOfRange);
+  // What the parser accepts, skipValue accepts: big integers as doubles, underflow to zero.
+  for (std::string_view ok : {"[18446744073709551616]", "1e-400", "-0", "[1.5e308]"}) {
+    JsonReader r(ok);
+    r.skipValue();
+    r.readEnd();
+    Document doc;
+    json::parse(ok, doc);
+  }
+}
