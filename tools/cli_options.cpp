@@ -2,6 +2,8 @@
 #include "cli_options.hpp"
 // (first include: proves the header is self-contained)
 
+#include <pthread.h>
+
 #include <charconv>
 #include <exception>
 #include <string>
@@ -96,6 +98,28 @@ int missingOption(const char* command, const char* option, void (*usage)(std::FI
 int invalidOptions(const char* command, std::string_view why) {
   std::fprintf(stderr, "netbuf %s: %.*s\n", command, static_cast<int>(why.size()), why.data());
   return kExitUsage;
+}
+
+sigset_t blockStopSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+void printListening(const std::string& host, std::uint16_t port) {
+  const bool v6 = host.find(':') != std::string::npos;
+  std::printf("listening on %s%s%s:%u\n", v6 ? "[" : "", host.c_str(), v6 ? "]" : "",
+              static_cast<unsigned>(port));
+  std::fflush(stdout);
+}
+
+const char* waitForStopSignal(const sigset_t& signals) {
+  int sig = 0;
+  sigwait(&signals, &sig);
+  return sig == SIGINT ? "SIGINT" : "SIGTERM";
 }
 
 }  // namespace netbuf::tools

@@ -4,6 +4,8 @@
 // false (and leaves `out` unchanged) unless all of it is a valid value in range, so a command
 // answers a bad value with badOption() and exit code kExitUsage (commands.hpp).
 
+#include <signal.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -70,5 +72,16 @@ int missingOption(const char* command, const char* option, void (*usage)(std::FI
 /// Prints "netbuf <command>: <why>" on stderr (an options check that failed, e.g. a load's
 /// validate()); returns kExitUsage.
 int invalidOptions(const char* command, std::string_view why);
+
+// ---- servers that run until SIGINT/SIGTERM (serve echo, serve rpc)
+
+/// Blocks SIGINT and SIGTERM in the calling thread and returns the set: call it before starting
+/// the server's threads (they inherit the mask), so that only waitForStopSignal() takes them.
+sigset_t blockStopSignals();
+/// Prints "listening on HOST:PORT" (an IPv6 host in brackets) on stdout and flushes: scripts wait
+/// for this line.
+void printListening(const std::string& host, std::uint16_t port);
+/// Waits for SIGINT or SIGTERM (blocked with blockStopSignals) and returns its name.
+const char* waitForStopSignal(const sigset_t& signals);
 
 }  // namespace netbuf::tools

@@ -1,7 +1,6 @@
 // `netbuf serve echo`, `netbuf load echo` and `netbuf bench echo`: the echo server, its load
 // generator, and the issue-7 matrix run in-process (server and client in this one program).
 
-#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -98,27 +97,15 @@ int runServeEcho(const std::vector<std::string_view>& args) {
     if (!ok) return badOption("serve echo", args[k], printServeUsage);
   }
 
-  // Block the signals in this thread before the server's threads exist (they inherit the mask),
-  // then wait for them here.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const sigset_t signals = blockStopSignals();  // before the server's threads exist
 
   AnyEchoServer server(impl, opt);
   server.start();
-  std::printf("listening on %s:%u\n",
-              opt.address.find(':') == std::string::npos ? opt.address.c_str()
-                                                         : ("[" + opt.address + "]").c_str(),
-              static_cast<unsigned>(server.port()));
-  std::fflush(stdout);
+  printListening(opt.address, server.port());
 
-  int sig = 0;
-  sigwait(&signals, &sig);
+  const char* sig = waitForStopSignal(signals);
   server.stop();
-  std::printf("stopped (%s); %llu connection(s) served, %llu bytes echoed\n",
-              sig == SIGINT ? "SIGINT" : "SIGTERM",
+  std::printf("stopped (%s); %llu connection(s) served, %llu bytes echoed\n", sig,
               static_cast<unsigned long long>(server.connectionsAccepted()),
               static_cast<unsigned long long>(server.bytesEchoed()));
   return kExitOk;

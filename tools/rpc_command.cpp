@@ -1,7 +1,6 @@
 // `netbuf serve rpc` and `netbuf load rpc`: the demo MessagePack-RPC server (rpc_service.hpp) and
 // its load generator (rpc_load.hpp). docs/rpc.md describes both.
 
-#include <pthread.h>
 #include <signal.h>
 
 #include <cstdint>
@@ -74,12 +73,7 @@ int runServeRpc(const std::vector<std::string_view>& args) {
     if (!ok) return badOption("serve rpc", args[k], printServeRpcUsage);
   }
 
-  // Block the signals before the loops' threads exist (they inherit the mask), then wait here.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const sigset_t signals = blockStopSignals();  // before the loops' threads exist
 
   MessagePackRpcServer rpc;
   registerDemoMethods(rpc, std::make_shared<RpcDemoStore>());
@@ -96,13 +90,9 @@ int runServeRpc(const std::vector<std::string_view>& args) {
   });
   EventLoopGroup group(threads);
   auto server = rpc.bind(group, host, port);
-  std::printf("listening on %s:%u\n",
-              host.find(':') == std::string::npos ? host.c_str() : ("[" + host + "]").c_str(),
-              static_cast<unsigned>(server->port()));
-  std::fflush(stdout);
+  printListening(host, server->port());
 
-  int sig = 0;
-  sigwait(&signals, &sig);
+  const char* sig = waitForStopSignal(signals);
   server->close();
   server->closeChildren();
   group.shutdownGracefully(std::chrono::milliseconds(0), std::chrono::seconds(5));
@@ -110,7 +100,7 @@ int runServeRpc(const std::vector<std::string_view>& args) {
   std::printf(
       "stopped (%s); %llu connection(s), %llu request(s), %llu notification(s), %llu error "
       "response(s), %llu protocol error(s)\n",
-      sig == SIGINT ? "SIGINT" : "SIGTERM", static_cast<unsigned long long>(s.connections),
+      sig, static_cast<unsigned long long>(s.connections),
       static_cast<unsigned long long>(s.requests), static_cast<unsigned long long>(s.notifications),
       static_cast<unsigned long long>(s.errorResponses),
       static_cast<unsigned long long>(s.protocolErrors));

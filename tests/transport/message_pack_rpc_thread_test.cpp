@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include "transport_test_util.hpp"
+
 #include <atomic>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
@@ -25,16 +27,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// Polls cond every millisecond for up to 10 s.
-template <class Cond>
-bool eventually(Cond cond) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return cond();
-}
+using netbuf::test::eventually;
 
 /// Encodes a request / notification as the wire bytes a client would send.
 ByteBuf request(std::uint32_t id, std::string_view method, std::initializer_list<Value> params) {

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "transport_test_util.hpp"
+
 #include <sys/resource.h>
 #include <atomic>
 #include <boost/asio/connect.hpp>
@@ -25,16 +27,7 @@ using boost::asio::ip::tcp;
 
 namespace {
 
-/// Polls cond every millisecond for up to 10 s.
-template <class Cond>
-bool eventually(Cond cond) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return cond();
-}
+using netbuf::test::eventually;
 
 /// Writes back every buffer it reads; flushes once per read batch.
 struct EchoHandler : ChannelHandler {
