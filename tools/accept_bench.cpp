@@ -1,8 +1,18 @@
 // `netbuf bench accept`: how fast a netbuf server accepts connections with its two acceptor
 // designs: one acceptor handing sockets to the loops round robin (the default), or one
-// SO_REUSEPORT acceptor per loop. Client threads open and close blocking connections as fast as
-// they can for a fixed time; the server's pipeline is empty (a connection is accepted, its channel
-// built and started, then closed when the client closes).
+// SO_REUSEPORT acceptor per loop. Client threads open and close blocking connections for a fixed
+// time.
+//
+// Closed loop (default): the server closes each connection as soon as its channel has started,
+// and the client waits for that EOF before closing and connecting again, so every client has at
+// most one connection in flight and the accept queue never overflows: the figure is the server's
+// accept -> channel -> start -> close rate. Open loop (--open-loop): the client closes right after
+// connect() returns (which the kernel completes without the server), so clients can queue
+// connections faster than one thread accepts them; when the listen queue overflows, the kernel
+// drops SYNs and the client's connect() waits for the 1 s SYN retransmission. The "listen
+// overflows" column (TcpExt ListenOverflows from /proc/net/netstat, system-wide, -1 when
+// unavailable) shows when that happened: a run with overflows measures retransmission timeouts,
+// not the acceptor.
 
 #include <fmt/format.h>
 
@@ -11,11 +21,14 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <netbuf/transport/bootstrap.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cli_options.hpp"
 #include "commands.hpp"
 
 namespace netbuf::tools {
@@ -25,11 +38,37 @@ namespace {
 struct AcceptResult {
   double connectionsPerSecond = 0;
   std::uint64_t errors = 0;
+  long long listenOverflows = -1;
 };
 
-AcceptResult measure(bool perLoop, std::size_t loops, std::size_t clients, double seconds) {
+/// TcpExt ListenOverflows (system-wide), or -1 when /proc/net/netstat cannot be read.
+long long listenOverflows() {
+  std::ifstream in("/proc/net/netstat");
+  std::string names, values;
+  while (std::getline(in, names) && std::getline(in, values)) {
+    if (names.rfind("TcpExt:", 0) != 0) continue;
+    std::istringstream n(names), v(values);
+    std::string name, value;
+    while (n >> name && v >> value) {
+      if (name == "ListenOverflows") return std::stoll(value);
+    }
+  }
+  return -1;
+}
+
+AcceptResult measure(bool perLoop, std::size_t loops, std::size_t clients, double seconds,
+                     bool openLoop) {
   EventLoopGroup group(loops);
-  auto server = ServerBootstrap().group(group).acceptorPerLoop(perLoop).bind("127.0.0.1", 0);
+  ServerBootstrap boot;
+  boot.group(group).acceptorPerLoop(perLoop);
+  if (!openLoop) {
+    // Close each connection once its channel has started: the client waits for this EOF.
+    boot.childInitializer([](SocketChannel& ch) {
+      ch.executor().execute([self = ch.shared_from_this()] { self->close(); });
+    });
+  }
+  auto server = boot.bind("127.0.0.1", 0);
+  const long long overflowsBefore = listenOverflows();
   const unsigned short port = server->port();
   std::atomic<bool> stop{false};
   std::atomic<std::uint64_t> done{0}, errors{0};
@@ -45,6 +84,14 @@ AcceptResult measure(bool perLoop, std::size_t loops, std::size_t clients, doubl
         if (ec) {
           errors.fetch_add(1, std::memory_order_relaxed);
           continue;
+        }
+        if (!openLoop) {
+          char byte;
+          s.read_some(boost::asio::buffer(&byte, 1), ec);  // until the server's EOF
+          if (ec != boost::asio::error::eof) {
+            errors.fetch_add(1, std::memory_order_relaxed);
+            continue;
+          }
         }
         // SO_LINGER 0: close with a reset, so the client does not pile up TIME_WAIT sockets.
         s.set_option(boost::asio::socket_base::linger(true, 0), ec);
@@ -63,7 +110,22 @@ AcceptResult measure(bool perLoop, std::size_t loops, std::size_t clients, doubl
   server->closeChildren();
   group.shutdownGracefully(std::chrono::milliseconds(20), std::chrono::seconds(5));
   server.reset();
-  return {static_cast<double>(done.load()) / elapsed, errors.load()};
+  const long long overflowsAfter = listenOverflows();
+  return {static_cast<double>(done.load()) / elapsed, errors.load(),
+          overflowsBefore < 0 || overflowsAfter < 0 ? -1 : overflowsAfter - overflowsBefore};
+}
+
+void printAcceptUsage(std::FILE* out) {
+  std::fprintf(
+      out,
+      "usage: netbuf bench accept [--seconds S] [--loops L] [--clients C] [--open-loop]\n\n"
+      "Connections accepted per second by a netbuf server with L loops (default 2), C client\n"
+      "threads (default 2) opening and closing connections for S seconds (default 1) per\n"
+      "design: one acceptor handing sockets out round robin, then one SO_REUSEPORT acceptor\n"
+      "per loop. By default each client waits for the server to close its connection before\n"
+      "the next (closed loop); --open-loop closes right after connect(), which can overflow\n"
+      "the listen queue (see the 'listen overflows' column: each costs a client a 1 s SYN\n"
+      "retransmission).\n");
 }
 
 }  // namespace
@@ -71,42 +133,40 @@ AcceptResult measure(bool perLoop, std::size_t loops, std::size_t clients, doubl
 int runBenchAccept(const std::vector<std::string_view>& args) {
   double seconds = 1.0;
   std::size_t loops = 2, clients = 2;
+  bool openLoop = false;
   for (std::size_t k = 0; k < args.size(); ++k) {
     const std::string_view a = args[k];
     const bool hasValue = k + 1 < args.size();
+    bool ok = true;
     if (a == "--help" || a == "-h") {
-      std::printf(
-          "usage: netbuf bench accept [--seconds S] [--loops L] [--clients C]\n\n"
-          "Connections accepted per second by a netbuf server with L loops (default 2), C client\n"
-          "threads (default 2) opening and closing connections for S seconds (default 1) per\n"
-          "design: one acceptor handing sockets out round robin, then one SO_REUSEPORT acceptor\n"
-          "per loop.\n");
+      printAcceptUsage(stdout);
       return kExitOk;
     } else if (a == "--seconds" && hasValue) {
-      seconds = std::strtod(std::string(args[++k]).c_str(), nullptr);
-      if (!(seconds > 0) || seconds > 600) return kExitUsage;
+      ok = parseSeconds(args[++k], seconds) && seconds > 0 && seconds <= 600;
     } else if (a == "--loops" && hasValue) {
-      loops = std::strtoul(std::string(args[++k]).c_str(), nullptr, 10);
-      if (loops < 1 || loops > 256) return kExitUsage;
+      ok = parseSize(args[++k], loops) && loops >= 1 && loops <= 256;
     } else if (a == "--clients" && hasValue) {
-      clients = std::strtoul(std::string(args[++k]).c_str(), nullptr, 10);
-      if (clients < 1 || clients > 256) return kExitUsage;
+      ok = parseSize(args[++k], clients) && clients >= 1 && clients <= 256;
+    } else if (a == "--open-loop") {
+      openLoop = true;
     } else {
-      std::fprintf(stderr, "netbuf bench accept: unknown option '%.*s'\n",
-                   static_cast<int>(a.size()), a.data());
-      return kExitUsage;
+      return badOption("bench accept", a, printAcceptUsage);
     }
+    if (!ok) return badOption("bench accept", args[k], printAcceptUsage);
   }
-  std::printf("netbuf bench accept: %zu loop(s), %zu client thread(s), %.1f s per design\n\n",
-              loops, clients, seconds);
-  std::printf("%-28s %14s %8s\n", "design", "connections/s", "errors");
+  std::printf("netbuf bench accept: %zu loop(s), %zu client thread(s), %.1f s per design, %s\n\n",
+              loops, clients, seconds,
+              openLoop ? "open loop (clients do not wait for the server)"
+                       : "closed loop (each client waits for the server's close)");
+  std::printf("%-28s %14s %8s %17s\n", "design", "connections/s", "errors", "listen overflows");
   std::uint64_t totalErrors = 0;
   for (bool perLoop : {false, true}) {
-    const AcceptResult r = measure(perLoop, loops, clients, seconds);
+    const AcceptResult r = measure(perLoop, loops, clients, seconds, openLoop);
     totalErrors += r.errors;
-    std::printf("%-28s %14.0f %8llu\n",
+    std::printf("%-28s %14.0f %8llu %17lld\n",
                 perLoop ? "one acceptor per loop" : "one acceptor, round robin",
-                r.connectionsPerSecond, static_cast<unsigned long long>(r.errors));
+                r.connectionsPerSecond, static_cast<unsigned long long>(r.errors),
+                r.listenOverflows);
     std::fflush(stdout);
   }
   return totalErrors == 0 ? kExitOk : kExitFailure;
