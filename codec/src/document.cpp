@@ -91,9 +91,14 @@ void Document::clear() noexcept {
   end_ = cur_ + best->size;
 }
 
+std::byte* Document::emptyStorage() noexcept {
+  alignas(16) static std::byte empty[16];
+  return empty;
+}
+
 std::byte* Document::allocateSlow(std::size_t n) {
   if (n > SIZE_MAX / 2) throw std::bad_alloc();
-  const std::size_t rounded = n == 0 ? 8 : (n + 7) & ~std::size_t{7};
+  const std::size_t rounded = (n + 7) & ~std::size_t{7};
   std::size_t next = head_ == nullptr ? firstBlockSize_ : std::min(head_->size * 2, kMaxBlock);
   next = std::max(next, firstBlockSize_);
   const bool dedicated = rounded > next;  // a big request gets a block of its own

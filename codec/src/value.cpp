@@ -43,6 +43,11 @@ ValueTypeError::ValueTypeError(ValueType expected, ValueType actual)
     : Error(fmt::format("expected {}, got {}", valueTypeName(expected), valueTypeName(actual))),
       actual_(actual) {}
 
+void Value::throwTimestampExt() {
+  throw IllegalArgumentError(
+      "Value::extView: ext type -1 is the timestamp type (use Value::timestamp)");
+}
+
 void Value::throwTooLong(std::size_t n) {
   throw IllegalArgumentError(
       fmt::format("Value: length {} exceeds the document model's limit {}", n, UINT32_MAX));

@@ -60,7 +60,15 @@ TEST_CASE("Document: allocations are aligned and survive block changes and moves
   }
   auto* odd = doc.allocateBytes(3);
   CHECK(reinterpret_cast<std::uintptr_t>(odd) % 8 == 0);
+  const std::size_t usedBefore = doc.arenaUsed();
   CHECK(doc.allocateBytes(0) != nullptr);
+  CHECK(doc.allocateArray(0).data() != nullptr);
+  CHECK(doc.arenaUsed() == usedBefore);  // empty containers take no arena space
+  CHECK_THROWS_AS(doc.ext(-1, bytes("abcd")), IllegalArgumentError);
+  // A first-block size past kMaxBlock is clamped (no overflow in the block header arithmetic).
+  Document clamped(SIZE_MAX);
+  CHECK(clamped.str("x").asStr() == "x");
+  CHECK(clamped.arenaReserved() == Document::kMaxBlock);
   // A request larger than any block gets its own block.
   auto big = doc.allocateMap(100000);
   CHECK(big.size() == 100000);

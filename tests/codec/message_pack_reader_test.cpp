@@ -373,13 +373,29 @@ TEST_CASE("duplicate keys") {
   Bytes big = B({0xde, 0, 40});
   for (int i = 0; i < 40; ++i) big = cat(big, B({0xa2, 'k', 'A' + (i == 33 ? 7 : i), 0xc0}));
   CHECK_ERR(decodeError(big), MessagePackErrc::DuplicateKey, 3u + 33u * 4u);
-  // NaN keys are never equal to each other.
-  Bytes nans = B({0xde, 0, 20});
-  for (int i = 0; i < 20; ++i) nans = cat(nans, B({0xca, 0x7f, 0xc0, 0, 0, 0xc0}));
-  CHECK(decodeRoot(nans, d).asMap().size() == 20);
-  // 0.0 and -0.0 are equal keys (as Value == says).
-  CHECK(decodeError(B({0x82, 0xca, 0, 0, 0, 0, 0, 0xca, 0x80, 0, 0, 0, 0})).code() ==
-        MessagePackErrc::DuplicateKey);
+  // Keys are the same when the canonical encoder would write them alike: every NaN is one key
+  // (whatever its payload), on the pairwise, hashed and sorted paths ...
+  for (int n : {2, 20, 80}) {
+    Bytes nans = B({0xde, 0, static_cast<std::uint8_t>(n)});
+    for (int i = 0; i < n; ++i) {
+      nans = cat(nans, B({0xca, 0x7f, static_cast<std::uint8_t>(0xc0 + (i & 1)), 0, 0, 0xc0}));
+    }
+    CHECK_ERR(decodeError(nans), MessagePackErrc::DuplicateKey, 3u + 6u);
+  }
+  // ... NaN inside array keys too, ...
+  CHECK(
+      decodeError(B({0x82, 0x91, 0xca, 0x7f, 0xc0, 0, 0, 0xc0, 0x91, 0xca, 0x7f, 0xc0, 0, 1, 0xc0}))
+          .code() == MessagePackErrc::DuplicateKey);
+  // ... while 0.0 and -0.0 are two keys (the encoder writes them differently), and so every map
+  // this decoder accepts can be re-encoded canonically.
+  const Value& zeros = decodeRoot(B({0x82, 0xca, 0, 0, 0, 0, 0, 0xca, 0x80, 0, 0, 0, 0}), d);
+  CHECK(zeros.asMap().size() == 2);
+  ByteBuf canonical = msgpack::encode(zeros, {.canonical = true});
+  CHECK(canonical.readableBytes() == 13);
+  // Float32 1.0 and Float64 1.0 are different keys (types are kept).
+  CHECK(decodeRoot(B({0x82, 0xca, 0x3f, 0x80, 0, 0, 0, 0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0, 0}), d)
+            .asMap()
+            .size() == 2);
 }
 
 TEST_CASE("a map of a million distinct keys decodes quickly; a huge map of nils is rejected") {

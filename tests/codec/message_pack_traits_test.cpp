@@ -23,11 +23,16 @@ struct Outer {
   netbuf::Timestamp when;
   friend bool operator==(const Outer&, const Outer&) = default;
 };
+// A recursive type: the typed API must bound its recursion by maxDepth.
+struct Node {
+  std::vector<Node> kids;
+};
 }  // namespace demo
 
 using netbuf::Timestamp;
 NETBUF_MSGPACK_FIELDS(demo::Inner, name, values)
 NETBUF_MSGPACK_FIELDS(demo::Outer, id, inner, list, score, blob, flags, tag, when)
+NETBUF_MSGPACK_FIELDS(demo::Node, kids)
 
 using namespace netbuf;
 
@@ -136,4 +141,46 @@ TEST_CASE("NETBUF_MSGPACK_FIELDS: nested structs, vectors, optional, bin") {
   CHECK(!x.score);
   CHECK(x.inner == demo::Inner{});
   CHECK(codeOf([] { unpacked<demo::Inner>(packed(3)); }) == MessagePackErrc::TypeMismatch);
+}
+
+TEST_CASE("typed API: nesting bombs hit maxDepth, not the stack") {
+  // {"kids": [{"kids": [ ... ]}]} 100,000 levels deep.
+  std::string bomb;
+  for (int i = 0; i < 100000; ++i) bomb += std::string("\x81\xa4kids\x91", 7);
+  bomb += std::string("\x81\xa4kids\x90", 7);
+  CHECK(codeOf([&] { (void)unpacked<demo::Node>(bomb); }) == MessagePackErrc::DepthLimit);
+  std::string arrays(200000, '\x91');
+  arrays += '\x90';
+  using Deep = std::vector<std::vector<std::vector<std::vector<int>>>>;
+  CHECK(codeOf([&] { (void)unpacked<Deep>(arrays); }) == MessagePackErrc::TypeMismatch);
+  // Within the limit it decodes; the limit is the reader's.
+  std::string shallow;
+  for (int i = 0; i < 10; ++i) shallow += std::string("\x81\xa4kids\x91", 7);
+  shallow += std::string("\x81\xa4kids\x90", 7);
+  const demo::Node n = unpacked<demo::Node>(shallow);
+  CHECK(n.kids.size() == 1);
+  MessagePackReadOptions tight;
+  tight.limits.maxDepth = 5;
+  MessagePackReader r{std::as_bytes(std::span(shallow.data(), shallow.size())), tight};
+  CHECK(codeOf([&] { (void)msgpack::unpack<demo::Node>(r); }) == MessagePackErrc::DepthLimit);
+}
+
+TEST_CASE("typed API: time points outside the duration's range are errors, not overflow") {
+  using namespace std::chrono;
+  // Seconds 2^34 - 1 (64-bit form) do not fit nanoseconds since the epoch (year 2262).
+  const std::string far = packed(Timestamp{(std::int64_t{1} << 34) - 1, 5});
+  CHECK(codeOf([&] { (void)unpacked<time_point<system_clock, nanoseconds>>(far); }) ==
+        MessagePackErrc::IntegerOverflow);
+  // A coarser duration holds it.
+  const auto coarse = unpacked<time_point<system_clock, seconds>>(far);
+  CHECK(coarse.time_since_epoch().count() == (std::int64_t{1} << 34) - 1);
+  // Packing a coarse time point far from the epoch splits seconds and nanoseconds exactly.
+  const time_point<system_clock, seconds> big{seconds(100'000'000'000)};
+  CHECK(unpacked<Timestamp>(packed(big)) == Timestamp{100'000'000'000, 0});
+  const time_point<system_clock, microseconds> before{microseconds(-1)};
+  CHECK(unpacked<Timestamp>(packed(before)) == Timestamp{-1, 999'999'000});
+  // Minutes whose seconds overflow int64 cannot be packed.
+  const time_point<system_clock, duration<std::int64_t, std::ratio<60>>> huge{
+      duration<std::int64_t, std::ratio<60>>(INT64_MAX / 2)};
+  CHECK_THROWS_AS((void)packed(huge), EncoderError);
 }

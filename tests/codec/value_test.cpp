@@ -82,6 +82,8 @@ TEST_CASE("Value: views point at the caller's memory") {
   CHECK(e.extData().size() == 2);
   CHECK(Value::extView(127, {}).extType() == 127);
   CHECK(Value::extView(-128, {}).extType() == -128);
+  // -1 is the timestamp type: an Ext of that type would not round trip.
+  CHECK_THROWS_AS(Value::extView(-1, bytes("abcd")), IllegalArgumentError);
 
   CHECK(Value::uinteger(5).size() == 0);
 }

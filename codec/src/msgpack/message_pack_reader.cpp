@@ -218,12 +218,48 @@ Value* slotOf(const Frame& f) noexcept {
 
 // ---- duplicate keys
 
+/// A float key as the canonical encoder writes it: its bits, every NaN the quiet NaN.
+std::uint64_t floatKeyBits(const Value& v) noexcept {
+  if (v.type() == ValueType::Float32) {
+    const float f = v.asFloat32();
+    return f != f ? 0x7fc00000u : std::bit_cast<std::uint32_t>(f);
+  }
+  const double d = v.asDouble();
+  return d != d ? 0x7ff8000000000000ULL : std::bit_cast<std::uint64_t>(d);
+}
+
+/// Key identity: Value == (Int 1 == UInt 1), except floats, compared by floatKeyBits (NaN keys
+/// are the same key, 0.0 and -0.0 are not), so that it matches the canonical encoder's "same
+/// encoded bytes" rule.
 bool sameKey(const Value& a, const Value& b) noexcept {
   if (a.type() == ValueType::Str && b.type() == ValueType::Str) {
     const std::string_view x = a.asStr(), y = b.asStr();
     return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size()) == 0);
   }
-  return a == b;
+  if (a.type() != b.type()) return a == b;  // Int vs UInt by number; else different
+  switch (a.type()) {
+    case ValueType::Float32:
+    case ValueType::Float64:
+      return floatKeyBits(a) == floatKeyBits(b);
+    case ValueType::Array: {
+      const auto x = a.asArray(), y = b.asArray();
+      if (x.size() != y.size()) return false;
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (!sameKey(x[i], y[i])) return false;
+      }
+      return true;
+    }
+    case ValueType::Map: {
+      const auto x = a.asMap(), y = b.asMap();
+      if (x.size() != y.size()) return false;
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (!sameKey(x[i].key, y[i].key) || !sameKey(x[i].value, y[i].value)) return false;
+      }
+      return true;
+    }
+    default:
+      return a == b;
+  }
 }
 
 std::uint64_t keyFingerprint(const Value& k) noexcept {
@@ -270,12 +306,6 @@ int cmp3(T a, T b) noexcept {
   return a < b ? -1 : (b < a ? 1 : 0);
 }
 
-int cmpFloat(double a, double b) noexcept {
-  const bool na = std::isnan(a), nb = std::isnan(b);
-  if (na || nb) return cmp3(na, nb);  // NaNs after numbers, equivalent to each other
-  return cmp3(a, b);                  // 0.0 and -0.0 equivalent, as in Value ==
-}
-
 int cmpBytes(std::span<const std::byte> a, std::span<const std::byte> b) noexcept {
   if (a.size() != b.size()) return cmp3(a.size(), b.size());
   if (a.empty()) return 0;
@@ -288,9 +318,7 @@ std::span<const std::byte> strBytes(const Value& v) noexcept {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
 }
 
-/// A total preorder consistent with Value ==: equal Values are equivalent; equivalent Values are
-/// equal unless they contain NaN (then neither is equal to anything). Sorting by it brings equal
-/// keys together.
+/// A total preorder whose equivalence is sameKey: sorting by it brings equal keys together.
 int compareKeys(const Value& a, const Value& b) noexcept {
   const int ra = rankOf(a.type()), rb = rankOf(b.type());
   if (ra != rb) return cmp3(ra, rb);
@@ -307,9 +335,8 @@ int compareKeys(const Value& a, const Value& b) noexcept {
       return na ? cmp3(a.asInt64(), b.asInt64()) : cmp3(a.asUInt64(), b.asUInt64());
     }
     case ValueType::Float32:
-      return cmpFloat(a.asFloat32(), b.asFloat32());
     case ValueType::Float64:
-      return cmpFloat(a.asDouble(), b.asDouble());
+      return cmp3(floatKeyBits(a), floatKeyBits(b));  // equivalent exactly when sameKey
     case ValueType::Str:
       return cmpBytes(strBytes(a), strBytes(b));
     case ValueType::Bin:
@@ -860,6 +887,13 @@ std::size_t build(const Ctx& c, std::size_t pos, Value& out, Document& doc) {
 }  // namespace
 
 // ---------------------------------------------------------------- MessagePackReader
+
+void MessagePackReader::throwDepth() const {
+  detail::throwMessagePackError(
+      MessagePackErrc::DepthLimit,
+      fmt::format("nesting deeper than maxDepth {}", options_.limits.maxDepth), offset(),
+      options_.limits.maxDepth + 1, options_.limits.maxDepth);
+}
 
 ValueType MessagePackReader::nextType() const {
   if (pos_ >= input_.size()) throwTruncated(offset(), 1, 0);

@@ -18,6 +18,7 @@
 // gets a block of its own. clear() keeps the largest block for reuse, so a Document reused per
 // message allocates nothing in the steady state. Not thread-safe (one owner at a time, like any
 // container); a finished Document may be moved to and read from another thread.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -35,8 +36,10 @@ class Document {
   static constexpr std::size_t kDefaultFirstBlock = 4096;
   static constexpr std::size_t kMaxBlock = 1024 * 1024;
 
+  /// firstBlockSize: 0 means the default; larger than kMaxBlock is clamped to kMaxBlock.
   explicit Document(std::size_t firstBlockSize = kDefaultFirstBlock) noexcept
-      : firstBlockSize_(firstBlockSize == 0 ? kDefaultFirstBlock : firstBlockSize) {}
+      : firstBlockSize_(firstBlockSize == 0 ? kDefaultFirstBlock
+                                            : std::min(firstBlockSize, kMaxBlock)) {}
   Document(Document&& other) noexcept;
   Document& operator=(Document&& other) noexcept;
   Document(const Document&) = delete;
@@ -77,7 +80,8 @@ class Document {
   /// that fill them in place; wrap the result with Value::arrayView / Value::mapView.
   std::span<Value> allocateArray(std::size_t n);
   std::span<Member> allocateMap(std::size_t n);
-  /// Raw arena bytes (alignment 8), uninitialised. n == 0 gives a valid non-null pointer.
+  /// Raw arena bytes (alignment 8), uninitialised. n == 0 gives a valid non-null pointer and
+  /// takes no arena space (empty containers cost nothing).
   std::byte* allocateBytes(std::size_t n);
 
   /// A ByteBuf holding the bytes of a Str, Bin or Ext value: a retained slice (zero copy) when they
@@ -96,6 +100,8 @@ class Document {
     std::size_t size;  // usable bytes after the header
   };
   std::byte* allocateSlow(std::size_t n);
+  /// A static, 16-aligned address for zero-byte allocations (never written through).
+  static std::byte* emptyStorage() noexcept;
   void freeBlocks(Block* b) noexcept;
 
   Value root_;
@@ -111,7 +117,9 @@ class Document {
 inline std::byte* Document::allocateBytes(std::size_t n) {
   // Fast path: bump within the current block. Sizes are rounded to 8 so every pointer handed out
   // stays 8-aligned (blocks start 16-aligned), which Value and Member need.
-  const std::size_t rounded = n == 0 ? 8 : (n + 7) & ~std::size_t{7};
+  if (n == 0) [[unlikely]]
+    return emptyStorage();
+  const std::size_t rounded = (n + 7) & ~std::size_t{7};
   if (rounded < n || static_cast<std::size_t>(end_ - cur_) < rounded) [[unlikely]]
     return allocateSlow(n);
   std::byte* p = cur_;

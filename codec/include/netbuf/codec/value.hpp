@@ -125,8 +125,12 @@ class Value {
   static Value binView(std::span<const std::byte> bytes) {
     return Value(ValueType::Bin, bytes.data(), checkedLength(bytes.size()));
   }
-  /// Views `data` (not copied). `type` -1 is reserved for timestamps: use timestamp().
+  /// Views `data` (not copied). Type -1 is MessagePack's timestamp type: use timestamp(); an Ext
+  /// of type -1 is an IllegalArgumentError (it would encode to bytes decoders reject, or to a
+  /// timestamp that is not in its smallest form).
   static Value extView(std::int8_t type, std::span<const std::byte> data) {
+    if (type == -1) [[unlikely]]
+      throwTimestampExt();
     Value v(ValueType::Ext, data.data(), checkedLength(data.size()));
     v.aux_ = static_cast<std::uint8_t>(type);
     return v;
@@ -256,6 +260,7 @@ class Value {
     return static_cast<std::uint32_t>(n);
   }
   [[noreturn]] static void throwTooLong(std::size_t n);
+  [[noreturn]] static void throwTimestampExt();
   [[noreturn]] void throwType(ValueType expected) const;
   [[noreturn]] void throwInt64() const;
   [[noreturn]] void throwUInt64() const;

@@ -41,10 +41,17 @@
 //    (Value::hasInvalidUtf8()); never replaced.
 //  - ext -1 (timestamp): data length must be 4, 8 or 12 and nanoseconds <= 999999999, else
 //    InvalidTimestamp; decodes to a Timestamp Value (all three forms, and ext8 carrying them).
-//  - maps: duplicate keys (Value equality: Int 1 == UInt 1, 0.0 == -0.0, NaN != NaN) ->
-//    DuplicateKey at the offset of the earliest second occurrence, unless allowDuplicateKeys (then
-//    all pairs are kept, in order). Maps of up to 16 pairs compare keys pairwise (Str keys by
-//    length, then memcmp); larger maps sort key indices (O(n log n), never quadratic).
+//  - maps: duplicate keys -> DuplicateKey at the offset of the earliest second occurrence, unless
+//    allowDuplicateKeys (then all pairs are kept, in order). Two keys are the same when the
+//    canonical encoder would write them alike: Value equality (Int 1 == UInt 1), except that floats
+//    compare by their bits with every NaN the same (two NaN keys are duplicates; 0.0 and -0.0 are
+//    not), so any map this decoder accepts can be encoded canonically. Maps of up to 6 pairs
+//    compare keys pairwise, 7-64 pairs go through a small fingerprint hash table, larger maps sort
+//    key indices (O(n log n), never quadratic).
+//  - memory: a decoded tree takes at most 16 arena bytes per input byte (a 16-byte Value per
+//    element, a 32-byte Member per pair of >= 2 bytes; empty containers take none), so
+//    maxMessageSize also bounds a Document's memory (64 MiB -> at most 1 GiB): lower it for
+//    servers with many connections.
 // Offsets are relative to the start of the input plus `baseOffset` (a stream offset in pipelines).
 // After an error the Document passed in may hold arena space of the failed attempt; its root and
 // kept buffers are unchanged.
@@ -252,7 +259,28 @@ class MessagePackReader {
 
   const MessagePackReadOptions& options() const noexcept { return options_; }
 
+  /// Nesting depth for code that recurses over the pull API (the typed API does): a Scope
+  /// entered per container raises depth() and throws DepthLimit (offset: the reader's position)
+  /// past limits.maxDepth, so a nesting bomb fails cleanly instead of exhausting the stack.
+  class Scope {
+   public:
+    explicit Scope(MessagePackReader& r) : r_(r) {
+      if (++r_.depth_ > r_.options_.limits.maxDepth) [[unlikely]] {
+        --r_.depth_;
+        r_.throwDepth();
+      }
+    }
+    ~Scope() { --r_.depth_; }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    MessagePackReader& r_;
+  };
+  std::size_t depth() const noexcept { return depth_; }
+
  private:
+  [[noreturn]] void throwDepth() const;
   /// An integer item at pos_, not consumed: its two's complement bits, sign and encoded size.
   struct IntegerItem {
     std::uint64_t bits;
@@ -277,6 +305,7 @@ class MessagePackReader {
   std::size_t pos_ = 0;
   std::uint64_t baseOffset_;
   MessagePackReadOptions options_;
+  std::size_t depth_ = 0;
 };
 
 namespace msgpack {

@@ -27,6 +27,7 @@
 //
 // Errors: MessagePackError from the reader (TypeMismatch, IntegerOverflow, Truncated, limits ...)
 // and EncoderError from the writer. A failed unpack may leave the target partly assigned.
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -35,6 +36,7 @@
 #include <netbuf/codec/msgpack/message_pack_reader.hpp>
 #include <netbuf/codec/msgpack/message_pack_writer.hpp>
 #include <optional>
+#include <ratio>
 #include <span>
 #include <string>
 #include <string_view>
@@ -70,6 +72,16 @@ namespace detail {
 /// A container's element count that does not match a fixed-size target (std::array, pair, tuple).
 [[noreturn]] void throwMessagePackArity(std::size_t expected, std::size_t actual,
                                         std::uint64_t offset);
+[[noreturn]] void throwMessagePackCountTooLarge(std::size_t n);
+/// IntegerOverflow (unpack, at the timestamp's offset) or EncoderError (pack) for a time_point
+/// outside the other side's range.
+[[noreturn]] void throwMessagePackTimePointRange(const char* what, std::uint64_t offset);
+/// A container's size as a MessagePack count; EncoderError above UINT32_MAX.
+inline std::uint32_t checkedCount(std::size_t n) {
+  if (n > UINT32_MAX) [[unlikely]]
+    throwMessagePackCountTooLarge(n);
+  return static_cast<std::uint32_t>(n);
+}
 }  // namespace detail
 
 template <>
@@ -140,16 +152,34 @@ struct MessagePackTraits<Timestamp> {
 template <class D>
 struct MessagePackTraits<std::chrono::time_point<std::chrono::system_clock, D>> {
   using TP = std::chrono::time_point<std::chrono::system_clock, D>;
+  using Seconds = std::chrono::duration<std::int64_t>;
+  /// Splits into whole seconds and nanoseconds without converting the whole value to nanoseconds
+  /// (which overflows past the year 2262); a value whose seconds do not fit int64 (only possible
+  /// for durations coarser than a second) is an EncoderError.
   static void pack(MessagePackWriter& w, const TP& v) {
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(v.time_since_epoch());
-    auto s = std::chrono::floor<std::chrono::seconds>(ns);
-    w.packTimestamp(
-        {static_cast<std::int64_t>(s.count()), static_cast<std::uint32_t>((ns - s).count())});
+    const D d = v.time_since_epoch();
+    if constexpr (std::ratio_greater_v<typename D::period, std::ratio<1>>) {
+      if (d > std::chrono::duration_cast<D>(Seconds::max()) ||
+          d < std::chrono::duration_cast<D>(Seconds::min()))
+        detail::throwMessagePackTimePointRange("pack", 0);
+    }
+    const Seconds s = std::chrono::floor<Seconds>(d);
+    const auto sub = std::chrono::duration_cast<std::chrono::nanoseconds>(d - s);  // < 1 s
+    w.packTimestamp({s.count(), static_cast<std::uint32_t>(sub.count())});
   }
+  /// A timestamp outside what D can hold is IntegerOverflow (offset of the timestamp).
   static void unpack(MessagePackReader& r, TP& v) {
+    const std::uint64_t at = r.offset();
     const Timestamp ts = r.readTimestamp();
-    v = TP(std::chrono::duration_cast<D>(std::chrono::seconds(ts.seconds) +
-                                         std::chrono::nanoseconds(ts.nanoseconds)));
+    if constexpr (std::ratio_less_v<typename D::period, std::ratio<1>>) {
+      // D::max() in seconds, minus one for the fraction added below.
+      constexpr std::int64_t maxSeconds = std::chrono::duration_cast<Seconds>(D::max()).count() - 1;
+      constexpr std::int64_t minSeconds = std::chrono::duration_cast<Seconds>(D::min()).count() + 1;
+      if (ts.seconds > maxSeconds || ts.seconds < minSeconds)
+        detail::throwMessagePackTimePointRange("unpack", at);
+    }
+    v = TP(std::chrono::duration_cast<D>(Seconds(ts.seconds)) +
+           std::chrono::duration_cast<D>(std::chrono::nanoseconds(ts.nanoseconds)));
   }
 };
 
@@ -178,13 +208,16 @@ struct MessagePackTraits<
     std::vector<T, A>,
     std::enable_if_t<!std::is_same_v<std::vector<T, A>, std::vector<std::byte>>>> {
   static void pack(MessagePackWriter& w, const std::vector<T, A>& v) {
-    w.packArrayHeader(static_cast<std::uint32_t>(v.size()));
+    w.packArrayHeader(detail::checkedCount(v.size()));
     for (const T& x : v) msgpack::pack(w, x);
   }
   static void unpack(MessagePackReader& r, std::vector<T, A>& v) {
-    const std::uint32_t n = r.readArrayHeader();  // n <= bytes left: reserving is bounded
+    const MessagePackReader::Scope scope(r);
+    const std::uint32_t n = r.readArrayHeader();
     v.clear();
-    v.reserve(n);
+    // n is bounded by the bytes left, not the memory the elements need (a 200-byte T per 1-byte
+    // element): reserve a little and let the vector grow as elements actually decode.
+    v.reserve(std::min<std::size_t>(n, 1024));
     for (std::uint32_t i = 0; i < n; ++i) {
       T x{};
       msgpack::unpack(r, x);
@@ -200,6 +233,7 @@ struct MessagePackTraits<std::array<T, N>> {
     for (const T& x : v) msgpack::pack(w, x);
   }
   static void unpack(MessagePackReader& r, std::array<T, N>& v) {
+    const MessagePackReader::Scope scope(r);
     const std::uint64_t at = r.offset();
     const std::uint32_t n = r.readArrayHeader();
     if (n != N) detail::throwMessagePackArity(N, n, at);
@@ -214,6 +248,7 @@ struct MessagePackTraits<std::tuple<Ts...>> {
     std::apply([&](const auto&... x) { (msgpack::pack(w, x), ...); }, v);
   }
   static void unpack(MessagePackReader& r, std::tuple<Ts...>& v) {
+    const MessagePackReader::Scope scope(r);
     const std::uint64_t at = r.offset();
     const std::uint32_t n = r.readArrayHeader();
     if (n != sizeof...(Ts)) detail::throwMessagePackArity(sizeof...(Ts), n, at);
@@ -229,6 +264,7 @@ struct MessagePackTraits<std::pair<A, B>> {
     msgpack::pack(w, v.second);
   }
   static void unpack(MessagePackReader& r, std::pair<A, B>& v) {
+    const MessagePackReader::Scope scope(r);
     const std::uint64_t at = r.offset();
     const std::uint32_t n = r.readArrayHeader();
     if (n != 2) detail::throwMessagePackArity(2, n, at);
@@ -241,13 +277,14 @@ namespace detail {
 template <class M>
 struct MessagePackMapTraits {
   static void pack(MessagePackWriter& w, const M& m) {
-    w.packMapHeader(static_cast<std::uint32_t>(m.size()));
+    w.packMapHeader(checkedCount(m.size()));
     for (const auto& [k, v] : m) {
       msgpack::pack(w, k);
       msgpack::pack(w, v);
     }
   }
   static void unpack(MessagePackReader& r, M& m) {
+    const MessagePackReader::Scope scope(r);
     const std::uint32_t n = r.readMapHeader();
     m.clear();
     for (std::uint32_t i = 0; i < n; ++i) {
@@ -271,6 +308,7 @@ struct MessagePackFields {
   }
   static void unpack(MessagePackReader& r, T& obj, std::initializer_list<std::string_view> names,
                      F T::*... members) {
+    const MessagePackReader::Scope scope(r);
     const std::uint32_t n = r.readMapHeader();
     for (std::uint32_t i = 0; i < n; ++i) {
       if (r.nextType() != ValueType::Str) {  // not a field name: skip the pair
