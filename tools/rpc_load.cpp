@@ -167,6 +167,11 @@ void Conn::done(std::size_t slot, std::int64_t startNs, std::int64_t expected, R
       histogram.record(static_cast<std::uint64_t>(end - startNs));
     }
   }
+  if (r.status == RpcResult::Status::ConnectionLost) {
+    // The connection is gone: this slot stops (a new call would only fail again).
+    inflight.fetch_sub(1, std::memory_order_release);
+    return;
+  }
   issue(slot);
 }
 

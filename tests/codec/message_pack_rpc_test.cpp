@@ -155,6 +155,15 @@ TEST_CASE("parse: every malformed shape is a MessagePackRpcError naming what is 
   check({0x93, 0x02, 0xa1, 'm', 0xa1, 'p'}, "params must be an array, got Str");
 }
 
+TEST_CASE("parse: a method name that is not UTF-8 (lenient decoding) is refused") {
+  MessagePackReadOptions lenient;
+  lenient.lenientUtf8 = true;
+  Document doc;
+  msgpack::decode(bytes({0x94, 0x00, 0x01, 0xa1, 0xff, 0x90}), doc, lenient);
+  CHECK_THROWS_WITH_AS(parseRpcMessage(doc.root()), "method is not valid UTF-8",
+                       MessagePackRpcError);
+}
+
 TEST_CASE("parse: error value() and limit() carry the numbers") {
   try {
     RpcMessage::parse(msgpack::decode(bytes({0x94, 0x07, 0x01, 0xa1, 'm', 0x90})));

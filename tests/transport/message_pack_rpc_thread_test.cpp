@@ -12,6 +12,7 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -55,10 +56,12 @@ std::vector<RpcMessage> responses(EmbeddedChannel& ch) {
   }
   std::vector<RpcMessage> out;
   std::span<const std::byte> rest = all.readableSpan();
+  MessagePackReadOptions big;  // room for the bigBin result
+  big.limits.maxBinLength = big.limits.maxMessageSize = std::size_t{128} << 20;
   while (!rest.empty()) {
     Document d;
-    const std::size_t n = msgpack::decodeOne(rest, d);
-    Document owned = msgpack::decode(Unpooled::copiedBuffer(rest.subspan(0, n)));
+    const std::size_t n = msgpack::decodeOne(rest, d, big);
+    Document owned = msgpack::decode(Unpooled::copiedBuffer(rest.subspan(0, n)), big);
     out.push_back(RpcMessage::parse(std::move(owned)));
     rest = rest.subspan(n);
   }
@@ -88,8 +91,15 @@ void addTestMethods(MessagePackRpcServer& rpc) {
               })
       .method("crash", [](std::span<const Value>,
                           MessagePackWriter&) { throw std::runtime_error("std exception"); })
-      .method("two", [](std::span<const Value>, MessagePackWriter& r) {
-        r.packInt(1).packInt(2);  // two values: refused
+      .method("two",
+              [](std::span<const Value>, MessagePackWriter& r) {
+                r.packInt(1).packInt(2);  // two values: refused
+              })
+      .method("throwInt", [](std::span<const Value>, MessagePackWriter&) { throw 42; })
+      .method("bigBin", [](std::span<const Value>, MessagePackWriter& r) {
+        // Larger than the default read limits (64 MiB): a legitimate result all the same.
+        static const std::vector<std::byte> blob((64u << 20) + 1);
+        r.packBin(blob);
       });
 }
 
@@ -118,8 +128,14 @@ TEST_CASE("server: sync methods, results, errors") {
   ch->writeInbound(request(7, "nope", {}));
   ch->writeInbound(request(8, "add", {Value::integer(1)}));
   ch->writeInbound(request(0xffffffffu, "echo", {Value::strView("x"), Value::boolean(false)}));
+  ch->writeInbound(request(10, "throwInt", {}));
+  ch->writeInbound(request(11, "bigBin", {}));
   auto r = responses(*ch);
-  REQUIRE(r.size() == 9);
+  REQUIRE(r.size() == 11);
+  // A method throwing something that is not a std::exception is still an answer, not a close.
+  CHECK(r[9].error().asStr() == "InternalError: a method threw a non-std::exception");
+  // Results are checked for being one value, not against the read limits.
+  CHECK(r[10].result().size() == (64u << 20) + 1);
   CHECK(r[0].msgid() == 1);
   CHECK(r[0].result().asInt64() == 42);
   CHECK(r[1].result().isNil());
@@ -136,9 +152,9 @@ TEST_CASE("server: sync methods, results, errors") {
   CHECK(r[8].result()[0].asStr() == "x");
   CHECK(r[8].result()[1].asBool() == false);
   const RpcServerStats s = rpc.stats();
-  CHECK(s.requests == 9);
+  CHECK(s.requests == 11);
   CHECK(s.unknownMethods == 1);
-  CHECK(s.errorResponses == 6);
+  CHECK(s.errorResponses == 7);
   CHECK(s.connections == 1);
   CHECK(s.protocolErrors == 0);
   CHECK(ch->isOpen());
@@ -542,6 +558,39 @@ TEST_CASE("client: connection loss fails every pending call") {
     CHECK(r.status == RpcResult::Status::ConnectionLost);
     CHECK_FALSE(r.message.empty());
     client.notify("add", {Value::integer(1), Value::integer(2)});  // dropped silently
+    // A callback that calls again on a lost connection (as a load generator refilling its window
+    // does) is completed from a later loop task, not recursively inside call(): 100,000 rounds
+    // must not grow the stack.
+    std::atomic<int> rounds{0};
+    std::function<void(RpcResult)> again = [&](RpcResult res) {
+      CHECK(res.status == RpcResult::Status::ConnectionLost);
+      if (++rounds < 100000) client.call("add", Value::arrayView({}), again);
+    };
+    client.call("add", Value::arrayView({}), again);
+    CHECK(eventually([&] { return rounds == 100000; }));
+  }
+  clientGroup.shutdownGracefully(0ms, 5s);
+}
+
+TEST_CASE("client: a timeout too large for the clock means no timeout") {
+  TcpFixture f;
+  EventLoopGroup clientGroup(1);
+  {
+    MessagePackRpcClient client(clientGroup, "127.0.0.1", f.port());
+    std::atomic<int> status{-1};
+    client.call(
+        "park", Value::arrayView({}), [&](RpcResult r) { status = static_cast<int>(r.status); },
+        std::chrono::milliseconds::max());
+    CHECK(eventually([&] {
+      std::lock_guard<std::mutex> g(f.m);
+      return f.parked.size() == 1;
+    }));
+    std::this_thread::sleep_for(50ms);
+    CHECK(status == -1);  // not timed out at once (the deadline did not overflow)
+    CHECK(client.pendingCalls() == 1);
+    f.server->closeChildren();
+    CHECK(
+        eventually([&] { return status == static_cast<int>(RpcResult::Status::ConnectionLost); }));
   }
   clientGroup.shutdownGracefully(0ms, 5s);
 }

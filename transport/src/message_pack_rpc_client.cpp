@@ -147,25 +147,46 @@ struct RpcClientState : std::enable_shared_from_this<RpcClientState> {
     });
   }
 
+  /// Completes a call from a later task of the loop (inline when the loop no longer runs tasks).
+  void deliverLater(RpcCallback cb, RpcResult r) {
+    auto task = [cb = std::move(cb), r = std::move(r)]() mutable { deliver(cb, std::move(r)); };
+    try {
+      loop->execute(std::move(task));  // admission is checked before the task is moved from
+    } catch (const RejectedExecutionError&) {
+      task();
+    }
+  }
+
   /// Records a call as pending and writes it (unflushed); false when nothing was written.
   bool registerCall(Submission& s) {
     if (!open) {
+      // Delivered from a later loop task, not from inside call(): a callback that calls again
+      // on a lost connection (a load generator refilling its window) must not recurse.
       if (s.cb)
-        deliver(s.cb, failure(RpcResult::Status::ConnectionLost, s.msgid,
-                              closeReason.empty() ? "connection closed" : closeReason));
+        deliverLater(std::move(s.cb),
+                     failure(RpcResult::Status::ConnectionLost, s.msgid,
+                             closeReason.empty() ? "connection closed" : closeReason));
       return false;
     }
     if (s.cb) {
-      const std::chrono::milliseconds t = s.timeout.value_or(options.callTimeout);
-      const Clock::time_point deadline =
-          t.count() > 0 ? Clock::now() + t : Clock::time_point::max();
-      auto [it, inserted] = pending.try_emplace(s.msgid, Pending{std::move(s.cb), deadline});
-      if (!inserted) {
-        // 2^32 calls later and the old one still pending: refuse the new one.
-        deliver(s.cb, failure(RpcResult::Status::Error, s.msgid,
-                              fmt::format("msgid {} is still in use by a pending call", s.msgid)));
+      if (pending.contains(s.msgid)) [[unlikely]] {
+        // 2^32 calls later and the old one still pending: refuse the new one (its callback is
+        // still ours: checked before it is moved into the table).
+        deliverLater(std::move(s.cb),
+                     failure(RpcResult::Status::Error, s.msgid,
+                             fmt::format("msgid {} is still in use by a pending call", s.msgid)));
         return false;
       }
+      const std::chrono::milliseconds t = s.timeout.value_or(options.callTimeout);
+      // A timeout of 0 or less means none; one too large for the clock is none as well (adding
+      // it to now() would overflow).
+      const Clock::time_point now = Clock::now();
+      const Clock::time_point deadline =
+          t.count() <= 0 || t > std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    Clock::time_point::max() - now)
+              ? Clock::time_point::max()
+              : now + t;
+      pending.try_emplace(s.msgid, Pending{std::move(s.cb), deadline});
       pendingCount.fetch_add(1, std::memory_order_relaxed);
       if (deadline != Clock::time_point::max()) {
         deadlines.emplace(deadline, s.msgid);

@@ -232,7 +232,7 @@ class RpcServerHandler final : public ChannelHandler {
       // NoReplyError: nothing else to do (and the connection stays open).
       try {
         e->async(RpcCall(conn_, std::move(m)));
-      } catch (const std::exception&) {
+      } catch (...) {  // whatever was thrown (not only std::exception)
       }
       return;
     }
@@ -260,6 +260,10 @@ class RpcServerHandler final : public ChannelHandler {
       out.writerIndex(start);
       MessagePackWriter w(out);
       writeRpcError(w, m.msgid(), internalError(err.what()));
+    } catch (...) {  // a method may throw anything: still an InternalError answer, not a close
+      out.writerIndex(start);
+      MessagePackWriter w(out);
+      writeRpcError(w, m.msgid(), internalError("a method threw a non-std::exception"));
     }
     RpcServerState::bump(state_->errorResponses);
   }
@@ -267,7 +271,14 @@ class RpcServerHandler final : public ChannelHandler {
   /// The result must be exactly one MessagePack value: bytes [resultStart, writerIndex).
   static void checkOneValue(const ByteBuf& out, std::size_t resultStart, std::string_view method) {
     const auto bytes = out.readableSpan().subspan(resultStart - out.readerIndex());
-    MessagePackReader r(bytes);
+    // A structural check only: the server's own read limits are for untrusted input, not for
+    // what its methods write (an echo of a large blob is legitimate).
+    MessagePackReadOptions unlimited;
+    unlimited.limits.maxContainerLength = SIZE_MAX;
+    unlimited.limits.maxStrLength = unlimited.limits.maxBinLength = SIZE_MAX;
+    unlimited.limits.maxExtLength = unlimited.limits.maxMessageSize = SIZE_MAX;
+    unlimited.limits.maxDepth = 65536;  // skip() is iterative: depth costs heap, not stack
+    MessagePackReader r(bytes, unlimited);
     try {
       r.skip();
     } catch (const MessagePackError& e) {
@@ -296,7 +307,7 @@ class RpcServerHandler final : public ChannelHandler {
     if (e->async) {
       try {
         e->async(RpcCall(conn_, std::move(m)));
-      } catch (const std::exception&) {
+      } catch (...) {
         // A notification has nobody to tell.
       }
       return;
@@ -305,7 +316,7 @@ class RpcServerHandler final : public ChannelHandler {
     MessagePackWriter w(scratch);
     try {
       e->sync(m.params(), w);
-    } catch (const std::exception&) {
+    } catch (...) {
       // A notification has nobody to tell.
     }
   }

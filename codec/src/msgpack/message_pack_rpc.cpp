@@ -51,6 +51,9 @@ std::uint32_t parseMsgid(const Value& v) {
 
 std::string_view parseMethod(const Value& v) {
   if (!v.isStr()) fail(fmt::format("method must be a str, got {}", describe(v)));
+  // A leniently decoded str keeps invalid UTF-8: no method has such a name, and echoing it in a
+  // NoMethodError would not encode.
+  if (v.hasInvalidUtf8()) fail("method is not valid UTF-8");
   return v.asStr();
 }
 
