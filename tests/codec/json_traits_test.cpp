@@ -272,3 +272,25 @@ TEST_CASE("JsonReader: skipValue checks numbers as the parser does") {
     json::parse(ok, doc);
   }
 }
+
+TEST_CASE("JsonReader/traits: range errors name the number's own offset; float range") {
+  // After whitespace, a ':' or a ',' the error points at the number, not at the separator.
+  auto e = jsonErrorOf([] { json::deserialize<std::uint8_t>(" 300"); });
+  CHECK(e.code() == JsonErrorCode::NumberOutOfRange);
+  CHECK(e.offset() == 1);
+  e = jsonErrorOf([] { json::deserialize<std::pair<std::uint8_t, std::uint8_t>>("[1,300]"); });
+  CHECK(e.offset() == 3);
+  e = jsonErrorOf([] { json::deserialize<std::map<std::string, std::uint8_t>>(R"({"a": 300})"); });
+  CHECK(e.offset() == 6);
+  // float: beyond FLT_MAX is NumberOutOfRange (the conversion would be undefined), not inf.
+  e = jsonErrorOf([] { json::deserialize<float>("1e39"); });
+  CHECK(e.code() == JsonErrorCode::NumberOutOfRange);
+  e = jsonErrorOf([] { json::deserialize<std::vector<float>>("[1, -3.5e38]"); });
+  CHECK(e.code() == JsonErrorCode::NumberOutOfRange);
+  CHECK(e.offset() == 4);
+  CHECK(json::deserialize<float>("3.4e38") == 3.4e38f);
+  CHECK(json::deserialize<double>("1e39") == 1e39);
+  // Readers of temporaries would dangle: refused at compile time.
+  static_assert(!std::is_constructible_v<JsonReader, ByteBuf&&>);
+  static_assert(std::is_constructible_v<JsonReader, const ByteBuf&>);
+}

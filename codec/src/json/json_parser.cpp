@@ -291,6 +291,17 @@ Value JsonParseRun::run() {
 }
 
 void JsonParser::parse(std::string_view text, Document& into) {
+  // Scratch capacity beyond this is given back after each parse (success or error): one huge
+  // document must not pin its scratch for the parser's (a thread's, a connection's) lifetime.
+  struct ShrinkAfter {
+    JsonParser& p;
+    ~ShrinkAfter() {
+      constexpr std::size_t kKeepBytes = 256 * 1024;
+      if (p.stack_.capacity() * sizeof(Value) > kKeepBytes) std::vector<Value>().swap(p.stack_);
+      if (p.unescaped_.capacity() > kKeepBytes) std::vector<char>().swap(p.unescaped_);
+      if (p.frames_.capacity() * sizeof(Frame) > kKeepBytes) std::vector<Frame>().swap(p.frames_);
+    }
+  } shrink{*this};
   JsonParseRun r{{text.data(), text.data() + text.size(), options_}, text.data(), into, *this};
   const Value root = r.run();
   r.skipWs();

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <limits>
 #include <netbuf/buffer/errors.hpp>
 #include <netbuf/codec/json/json_parser.hpp>
 #include <system_error>
@@ -267,6 +269,18 @@ double JsonReader::readDouble() {
   p_ = s.end;
   valueDone();
   return d;
+}
+
+float JsonReader::readFloat() {
+  peek();
+  const char* at = p_;
+  const double d = readDouble();
+  if (std::fabs(d) > static_cast<double>(std::numeric_limits<float>::max())) [[unlikely]] {
+    JsonLexer{begin_, end_, options_}.fail(
+        JsonErrorCode::NumberOutOfRange, at,
+        fmt::format("number {} is outside float's range", std::string_view(at, p_ - at)));
+  }
+  return static_cast<float>(d);
 }
 
 bool JsonReader::readBool() {

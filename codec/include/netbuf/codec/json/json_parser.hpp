@@ -197,6 +197,8 @@ class JsonReader {
   explicit JsonReader(std::string_view text, const JsonParseOptions& options = {});
   explicit JsonReader(const ByteBuf& input, const JsonParseOptions& options = {})
       : JsonReader(input.readableStringView(), options) {}
+  /// The reader views its input: a temporary buffer would be gone before the first read.
+  explicit JsonReader(ByteBuf&& input, const JsonParseOptions& options = {}) = delete;
 
   /// The next token's kind (skipping whitespace and a ',' before it; consumes nothing else).
   JsonToken peek();
@@ -215,6 +217,9 @@ class JsonReader {
   std::int64_t readInt64();
   std::uint64_t readUInt64();
   double readDouble();
+  /// A number as float: NumberOutOfRange (at the number) when its magnitude exceeds FLT_MAX,
+  /// where the conversion would be undefined.
+  float readFloat();
   bool readBool();
   void readNull();
   /// Reads a null and returns true, or returns false (nothing consumed) for any other value.
@@ -227,6 +232,7 @@ class JsonReader {
   /// An integer of type T, range-checked (NumberOutOfRange).
   template <class T>
   T readInteger() {
+    peek();  // past whitespace and a separator: errors name the number's own offset
     if constexpr (std::is_signed_v<T>) {
       const std::uint64_t at = offset();
       const std::int64_t v = readInt64();

@@ -108,6 +108,9 @@ template <class T>
 T deserialize(const ByteBuf& input, const JsonParseOptions& options = {}) {
   return deserialize<T>(input.readableStringView(), options);
 }
+/// Views into a temporary buffer would dangle (std::string_view fields): refused.
+template <class T>
+T deserialize(ByteBuf&& input, const JsonParseOptions& options = {}) = delete;
 
 }  // namespace json
 
@@ -132,7 +135,13 @@ struct JsonTraits<T, std::enable_if_t<std::is_floating_point_v<T>>> {
       w.value(static_cast<double>(v));
     }
   }
-  static void read(JsonReader& r, T& v) { v = static_cast<T>(r.readDouble()); }
+  static void read(JsonReader& r, T& v) {
+    if constexpr (std::is_same_v<T, float>) {
+      v = r.readFloat();  // range-checked
+    } else {
+      v = static_cast<T>(r.readDouble());
+    }
+  }
 };
 
 template <>
