@@ -105,9 +105,10 @@ struct WriteRun;
 /// meanwhile. Calls must form one JSON value: a value in an object needs a key() first, key() only
 /// in an object, end*() must match the open container, nothing after the top-level value. A
 /// misuse, a string that is not valid UTF-8, a NaN/infinity and nesting deeper than maxDepth throw
-/// EncoderError (the call writes nothing then, the earlier calls' text stays: json::serialize
-/// restores the writerIndex). Container state lives in a std::string (no allocation up to 15
-/// levels).
+/// EncoderError. After an error the writer must be discarded: the failed call may already have
+/// updated its container state and written part of its text (json::serialize restores out's
+/// writerIndex to where it started). Container state lives in a std::string (no allocation up to
+/// 15 levels).
 class JsonStreamWriter {
  public:
   explicit JsonStreamWriter(ByteBuf& out, const JsonWriteOptions& options = {});
