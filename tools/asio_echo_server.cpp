@@ -195,8 +195,7 @@ struct AsioEchoServer::Impl {
   }
 };
 
-AsioEchoServer::AsioEchoServer(AsioEchoServerOptions options)
-    : options_(std::move(options)), stats_(std::make_shared<Stats>()) {}
+AsioEchoServer::AsioEchoServer(AsioEchoServerOptions options) : options_(std::move(options)) {}
 
 AsioEchoServer::~AsioEchoServer() { stop(); }
 

@@ -28,6 +28,8 @@
 #include <mutex>
 #include <string>
 
+#include "echo_server_stats.hpp"
+
 namespace netbuf::tools {
 
 struct AsioEchoServerOptions {
@@ -36,7 +38,7 @@ struct AsioEchoServerOptions {
   std::size_t threads = 1;            ///< io_contexts, one thread each (Netty's figure: 1)
 };
 
-class AsioEchoServer {
+class AsioEchoServer : public EchoServerCounters {
  public:
   explicit AsioEchoServer(AsioEchoServerOptions options = {});
   ~AsioEchoServer();  ///< stop()s
@@ -56,36 +58,15 @@ class AsioEchoServer {
   std::uint16_t port() const noexcept { return port_.load(std::memory_order_acquire); }
   const AsioEchoServerOptions& options() const noexcept { return options_; }
 
-  /// Connections accepted since construction, and connections open now.
-  std::uint64_t connectionsAccepted() const noexcept {
-    return stats_->accepted.load(std::memory_order_relaxed);
-  }
-  std::uint64_t connectionsOpen() const noexcept {
-    return stats_->open.load(std::memory_order_relaxed);
-  }
-  /// Bytes echoed (written back) since construction.
-  std::uint64_t bytesEchoed() const noexcept {
-    return stats_->bytesEchoed.load(std::memory_order_relaxed);
-  }
   /// Exceptions thrown by handlers (and caught by the threads) since construction.
   std::uint64_t handlerFailures() const noexcept {
     return stats_->handlerFailures.load(std::memory_order_relaxed);
   }
 
-  /// Shared with the sessions, which may outlive a stop() by the time their last handler is
-  /// destroyed.
-  struct Stats {
-    std::atomic<std::uint64_t> accepted{0};
-    std::atomic<std::uint64_t> open{0};
-    std::atomic<std::uint64_t> bytesEchoed{0};
-    std::atomic<std::uint64_t> handlerFailures{0};
-  };
-
  private:
   struct Impl;
 
   AsioEchoServerOptions options_;
-  std::shared_ptr<Stats> stats_;
   std::atomic<std::uint16_t> port_{0};
   mutable std::mutex mutex_;  // guards impl_ (start/stop)
   std::unique_ptr<Impl> impl_;

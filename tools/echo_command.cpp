@@ -50,11 +50,9 @@ class AnyEchoServer {
   void start() { netbuf_ ? netbuf_->start() : asio_->start(); }
   void stop() { netbuf_ ? netbuf_->stop() : asio_->stop(); }
   std::uint16_t port() const { return netbuf_ ? netbuf_->port() : asio_->port(); }
-  std::uint64_t connectionsAccepted() const {
-    return netbuf_ ? netbuf_->connectionsAccepted() : asio_->connectionsAccepted();
-  }
-  std::uint64_t bytesEchoed() const {
-    return netbuf_ ? netbuf_->bytesEchoed() : asio_->bytesEchoed();
+  /// The running server's counters (both servers share them through EchoServerCounters).
+  const EchoServerCounters& counters() const {
+    return netbuf_ ? static_cast<const EchoServerCounters&>(*netbuf_) : *asio_;
   }
 
  private:
@@ -106,8 +104,8 @@ int runServeEcho(const std::vector<std::string_view>& args) {
   const char* sig = waitForStopSignal(signals);
   server.stop();
   std::printf("stopped (%s); %llu connection(s) served, %llu bytes echoed\n", sig,
-              static_cast<unsigned long long>(server.connectionsAccepted()),
-              static_cast<unsigned long long>(server.bytesEchoed()));
+              static_cast<unsigned long long>(server.counters().connectionsAccepted()),
+              static_cast<unsigned long long>(server.counters().bytesEchoed()));
   return kExitOk;
 }
 

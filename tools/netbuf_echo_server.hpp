@@ -15,10 +15,11 @@
 #include <string>
 
 #include "asio_echo_server.hpp"
+#include "echo_server_stats.hpp"
 
 namespace netbuf::tools {
 
-class NetbufEchoServer {
+class NetbufEchoServer : public EchoServerCounters {
  public:
   explicit NetbufEchoServer(AsioEchoServerOptions options = {});
   ~NetbufEchoServer();  ///< stop()s
@@ -33,26 +34,9 @@ class NetbufEchoServer {
   bool running() const noexcept { return impl_ != nullptr; }
   std::uint16_t port() const noexcept { return port_.load(std::memory_order_acquire); }
 
-  std::uint64_t connectionsAccepted() const noexcept {
-    return stats_->accepted.load(std::memory_order_relaxed);
-  }
-  std::uint64_t connectionsOpen() const noexcept {
-    return stats_->open.load(std::memory_order_relaxed);
-  }
-  std::uint64_t bytesEchoed() const noexcept {
-    return stats_->bytesEchoed.load(std::memory_order_relaxed);
-  }
-
-  struct Stats {
-    std::atomic<std::uint64_t> accepted{0};
-    std::atomic<std::uint64_t> open{0};
-    std::atomic<std::uint64_t> bytesEchoed{0};
-  };
-
  private:
   struct Impl;
   AsioEchoServerOptions options_;
-  std::shared_ptr<Stats> stats_ = std::make_shared<Stats>();
   std::unique_ptr<Impl> impl_;
   std::atomic<std::uint16_t> port_{0};
 };

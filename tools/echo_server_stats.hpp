@@ -1,0 +1,45 @@
+#pragma once
+// The counters both echo servers keep (netbuf's own and the plain-Asio floor), and their read side.
+// They are shared (std::shared_ptr) with the servers' sessions, which may outlive a stop() until
+// their last handler is destroyed; every counter is a relaxed atomic, readable from any thread.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+namespace netbuf::tools {
+
+struct EchoServerStats {
+  std::atomic<std::uint64_t> accepted{0};
+  std::atomic<std::uint64_t> open{0};
+  std::atomic<std::uint64_t> bytesEchoed{0};
+  /// Exceptions thrown by handlers and caught by the server's threads (the Asio server; netbuf's
+  /// server routes them through its pipeline instead, which closes the channel).
+  std::atomic<std::uint64_t> handlerFailures{0};
+};
+
+/// Base of both echo servers: the counters and their accessors.
+class EchoServerCounters {
+ public:
+  using Stats = EchoServerStats;
+
+  /// Connections accepted since construction, and connections open now.
+  std::uint64_t connectionsAccepted() const noexcept {
+    return stats_->accepted.load(std::memory_order_relaxed);
+  }
+  std::uint64_t connectionsOpen() const noexcept {
+    return stats_->open.load(std::memory_order_relaxed);
+  }
+  /// Bytes echoed (written back) since construction.
+  std::uint64_t bytesEchoed() const noexcept {
+    return stats_->bytesEchoed.load(std::memory_order_relaxed);
+  }
+
+ protected:
+  EchoServerCounters() = default;
+  ~EchoServerCounters() = default;
+
+  std::shared_ptr<Stats> stats_ = std::make_shared<Stats>();
+};
+
+}  // namespace netbuf::tools
