@@ -32,7 +32,7 @@ class EchoHandler final : public ChannelHandler {
   }
   void channelWritabilityChanged(ChannelHandlerContext& ctx) override {
     // The client is not reading its replies: stop reading its requests until it catches up.
-    static_cast<SocketChannel&>(ctx.channel()).setAutoRead(ctx.channel().isWritable());
+    ctx.channel().setAutoRead(ctx.channel().isWritable());
     ctx.fireChannelWritabilityChanged();
   }
   void exceptionCaught(ChannelHandlerContext& ctx, std::exception_ptr) override { ctx.close(); }

@@ -64,3 +64,32 @@ TEST_CASE("EmbeddedChannel: tasks run on demand, scheduled tasks by a virtual cl
   ch.schedule(0s, [&ch] { ch.execute([] {}); });            // tasks may queue tasks
   ch.runPendingTasks();
 }
+
+TEST_CASE("EmbeddedChannel: setWritable fires channelWritabilityChanged on change; autoRead kept") {
+  struct Watch : ChannelHandler {
+    std::vector<bool> seen;
+    void channelWritabilityChanged(ChannelHandlerContext& ctx) override {
+      seen.push_back(ctx.channel().isWritable());
+      ctx.fireChannelWritabilityChanged();
+    }
+  };
+  auto watch = std::make_unique<Watch>();
+  Watch& w = *watch;
+  EmbeddedChannel ch(std::move(watch));
+  CHECK(ch.isWritable());
+  ch.setWritable(true);  // no change: no event
+  CHECK(w.seen.empty());
+  ch.setWritable(false);
+  CHECK_FALSE(ch.isWritable());
+  ch.setWritable(false);
+  ch.setWritable(true);
+  CHECK(w.seen == std::vector<bool>{false, true});
+
+  CHECK(ch.isAutoRead());
+  ch.setAutoRead(false);
+  CHECK_FALSE(ch.isAutoRead());
+  CHECK(ch.writeInbound(std::string("fed by hand all the same")));
+  ch.setAutoRead(true);
+  CHECK(ch.isAutoRead());
+  ch.finishAndReleaseAll();
+}

@@ -8,6 +8,7 @@
 
 #include "transport_test_util.hpp"
 
+#include <array>
 #include <atomic>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
@@ -361,6 +362,182 @@ TEST_CASE("server: protocol errors close the connection without answering") {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Backpressure and async reply writers (EmbeddedChannel)
+
+namespace {
+
+/// Plays a socket's write buffer on an EmbeddedChannel: counts the bytes written through it and
+/// marks the channel unwritable once more than `highWater` have been written since reset().
+class WriteBufferStandIn final : public ChannelHandler {
+ public:
+  WriteBufferStandIn(EmbeddedChannel& ch, std::size_t highWater) : ch_(&ch), high_(highWater) {}
+  void write(ChannelHandlerContext& ctx, Message msg, WriteListener* listener) override {
+    if (msg.is<ByteBuf>()) queued_ += msg.as<ByteBuf>().readableBytes();
+    ctx.write(std::move(msg), listener);
+    if (queued_ > high_) ch_->setWritable(false);
+  }
+  void reset() { queued_ = 0; }
+
+ private:
+  EmbeddedChannel* ch_;
+  std::size_t high_;
+  std::size_t queued_ = 0;
+};
+
+ByteBuf requests(std::uint32_t first, std::uint32_t count, std::string_view method,
+                 std::initializer_list<Value> params) {
+  ByteBuf all = Unpooled::buffer();
+  for (std::uint32_t i = first; i < first + count; ++i) {
+    MessagePackWriter w(all);
+    writeRpcRequest(w, i, method, params);
+  }
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "server backpressure: requests wait while the channel is unwritable, then go on in order") {
+  MessagePackRpcServer rpc;
+  addTestMethods(rpc);
+  auto ch = embedded(rpc);
+  ch->setWritable(false);  // the peer is not reading
+  ch->writeInbound(requests(0, 20, "add", {Value::integer(1), Value::integer(2)}));
+  CHECK(ch->outboundCount() == 0);
+  CHECK(rpc.stats().requests == 0);
+  CHECK_FALSE(ch->isAutoRead());
+  // More arriving meanwhile (the read that was already in progress) waits behind them.
+  ch->writeInbound(requests(20, 5, "echo", {Value::integer(7)}));
+  CHECK(rpc.stats().requests == 0);
+
+  ch->setWritable(true);
+  CHECK(ch->isAutoRead());
+  auto r = responses(*ch);
+  REQUIRE(r.size() == 25);
+  for (std::uint32_t i = 0; i < 25; ++i) CHECK(r[i].msgid() == i);
+  CHECK(r[0].result().asInt64() == 3);
+  CHECK(r[24].result()[0].asInt64() == 7);
+  ch->finishAndReleaseAll();
+}
+
+TEST_CASE("server backpressure: a batch stops when its responses fill the write buffer") {
+  MessagePackRpcServer rpc;
+  std::atomic<int> calls{0};
+  rpc.method("blob", [&](std::span<const Value>, MessagePackWriter& r) {
+    ++calls;
+    static const std::vector<std::byte> blob(4096, std::byte{0x5a});
+    r.packBin(blob);
+  });
+  auto ch = std::make_unique<EmbeddedChannel>();
+  auto standIn = std::make_unique<WriteBufferStandIn>(*ch, 32 * 1024);
+  WriteBufferStandIn& buffer = *standIn;
+  ch->pipeline().addLast("write-buffer", std::move(standIn));
+  rpc.install(ch->pipeline());
+
+  constexpr std::uint32_t kRequests = 200;  // 800 KiB of responses to 2 KiB of requests
+  ch->writeInbound(requests(0, kRequests, "blob", {}));
+  // Responses are handed to the channel every 16 KiB, so the batch stops soon after the write
+  // buffer passes its mark instead of answering all 200 into memory.
+  CHECK(calls.load() > 0);
+  CHECK(calls.load() < 20);
+  CHECK_FALSE(ch->isAutoRead());
+
+  std::vector<RpcMessage> all;
+  int rounds = 0;
+  while (all.size() < kRequests && rounds++ < 1000) {
+    for (auto& m : responses(*ch)) all.push_back(std::move(m));  // the peer reads...
+    buffer.reset();
+    ch->setWritable(true);  // ...the buffer drains below its low mark: the server goes on
+  }
+  REQUIRE(all.size() == kRequests);
+  CHECK(rounds > 5);  // it really went in steps
+  for (std::uint32_t i = 0; i < kRequests; ++i) {
+    CHECK(all[i].msgid() == i);
+    CHECK(all[i].result().size() == 4096);
+  }
+  CHECK(ch->isAutoRead());
+  ch->finishAndReleaseAll();
+}
+
+TEST_CASE("server backpressure: at most maxConcurrentCalls async calls in flight per connection") {
+  MessagePackRpcServer::Options opts;
+  opts.maxConcurrentCalls = 0;
+  CHECK_THROWS_AS(MessagePackRpcServer{opts}, IllegalArgumentError);  // would never read again
+  opts.maxConcurrentCalls = 2;
+  MessagePackRpcServer rpc(opts);
+  std::vector<RpcCall> held;
+  rpc.asyncMethod("hold", [&](RpcCall call) { held.push_back(std::move(call)); });
+  auto ch = embedded(rpc);
+
+  ByteBuf in = requests(0, 3, "hold", {});
+  {
+    MessagePackWriter w(in);
+    writeRpcNotification(w, "hold", Value::arrayView({}));  // notifications count as calls too
+    writeRpcRequest(w, 4, "hold", Value::arrayView({}));
+  }
+  ch->writeInbound(std::move(in));
+  REQUIRE(held.size() == 2);
+  CHECK_FALSE(ch->isAutoRead());
+
+  held[0].reply(Value::integer(0));  // on the loop thread: the next call starts from a task
+  ch->runPendingTasks();
+  REQUIRE(held.size() == 3);
+  CHECK(held[2].msgid() == 2);
+
+  // A call completed on another thread frees its slot once the loop has taken the reply.
+  std::thread([c = std::move(held[1])]() mutable { c.reply(Value::integer(1)); }).join();
+  ch->runPendingTasks();
+  REQUIRE(held.size() == 4);
+  CHECK(held[3].isNotification());
+  CHECK_FALSE(ch->isAutoRead());
+
+  { RpcCall dropped = std::move(held[3]); }  // a dropped notification frees its slot, no answer
+  ch->runPendingTasks();
+  REQUIRE(held.size() == 5);
+  CHECK(held[4].msgid() == 4);
+  CHECK(ch->isAutoRead());  // nothing waits any more
+  held[2].reply(Value::integer(2));
+  held[4].replyError(std::string_view("four"));
+  ch->runPendingTasks();
+  auto r = responses(*ch);
+  REQUIRE(r.size() == 4);
+  CHECK(r[0].msgid() == 0);
+  CHECK(r[1].msgid() == 1);
+  CHECK(r[2].msgid() == 2);
+  CHECK(r[3].error().asStr() == "four");
+  held.clear();
+  ch->finishAndReleaseAll();
+  CHECK(rpc.stats().droppedCalls == 0);  // a dropped notification is not a dropped call
+}
+
+TEST_CASE("server: async reply writers are checked like sync results") {
+  MessagePackRpcServer rpc;
+  std::vector<RpcCall> held;
+  rpc.asyncMethod("hold", [&](RpcCall call) { held.push_back(std::move(call)); });
+  auto ch = embedded(rpc);
+  ch->writeInbound(requests(1, 4, "hold", {}));
+  REQUIRE(held.size() == 4);
+  held[0].reply([](MessagePackWriter& w) { w.packInt(1).packInt(2); });
+  held[1].replyError([](MessagePackWriter& w) { w.packStr("a").packStr("b"); });
+  CHECK_THROWS_AS(held[2].replyError([](MessagePackWriter&) {}), EncoderError);
+  CHECK_FALSE(held[2].isCompleted());  // may still be answered
+  held[2].replyError([](MessagePackWriter& w) { w.packArrayHeader(1).packInt(3); });
+  CHECK_THROWS_AS(held[3].reply([](MessagePackWriter&) { throw std::runtime_error("no"); }),
+                  std::runtime_error);
+  held[3].reply([](MessagePackWriter& w) { w.packStr("fine"); });
+  ch->runPendingTasks();
+  auto r = responses(*ch);
+  REQUIRE(r.size() == 4);
+  CHECK(r[0].error().asStr() == "InternalError: hold wrote more than one result value");
+  CHECK(r[1].error().asStr() == "InternalError: hold wrote more than one result value");
+  CHECK(r[2].error()[0].asInt64() == 3);
+  CHECK(r[3].result().asStr() == "fine");
+  CHECK(rpc.stats().errorResponses == 3);
+  held.clear();
+  ch->finishAndReleaseAll();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Client and server over TCP
 
 namespace {
@@ -402,6 +579,105 @@ struct TcpFixture {
 };
 
 }  // namespace
+
+TEST_CASE("server backpressure over TCP: a peer that never reads cannot make the server buffer") {
+  // The client pipelines 4,000 requests whose responses are 16 KiB each (64 MiB in all) and reads
+  // nothing. The server must stop once its write buffer is full, with its queued bytes near the
+  // high water mark, and answer everything in order once the client reads.
+  EventLoopGroup group(1);
+  MessagePackRpcServer rpc;
+  std::atomic<int> calls{0};
+  constexpr std::size_t kBlob = 16 * 1024;
+  rpc.method("blob", [&](std::span<const Value>, MessagePackWriter& r) {
+    ++calls;
+    static const std::vector<std::byte> blob(kBlob, std::byte{0x42});
+    r.packBin(blob);
+  });
+  std::shared_ptr<SocketChannel> serverSide;
+  std::mutex m;
+  ChannelOptions childOpts;
+  childOpts.sendBufferSize = 64 * 1024;  // keep the kernel's share small too
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .childOptions(childOpts)
+                    .childInitializer([&](SocketChannel& ch) {
+                      rpc.install(ch.pipeline());
+                      std::lock_guard<std::mutex> g(m);
+                      serverSide = ch.shared_from_this();
+                    })
+                    .bind("127.0.0.1", 0);
+
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket sock(io);
+  sock.open(boost::asio::ip::tcp::v4());
+  sock.set_option(boost::asio::socket_base::receive_buffer_size(64 * 1024));
+  sock.connect({boost::asio::ip::make_address("127.0.0.1"), server->port()});
+  constexpr std::uint32_t kRequests = 4000;
+  ByteBuf wire = requests(0, kRequests, "blob", {});
+  boost::asio::write(sock, boost::asio::buffer(wire.readableSpan().data(), wire.readableBytes()));
+
+  // Wait until the server has stalled: the call count stops moving.
+  int last = -1;
+  CHECK(eventually([&] {
+    std::this_thread::sleep_for(100ms);
+    const int now = calls.load();
+    return std::exchange(last, now) == now && now > 0;
+  }));
+  CHECK(calls.load() < static_cast<int>(kRequests) / 4);
+  std::promise<std::size_t> pending;
+  {
+    std::lock_guard<std::mutex> g(m);
+    REQUIRE(serverSide != nullptr);
+    serverSide->executor().execute(
+        [&, ch = serverSide] { pending.set_value(ch->pendingWriteBytes()); });
+  }
+  const std::size_t queued = pending.get_future().get();
+  INFO("bytes queued on the server: " << queued);
+  CHECK(queued < 256 * 1024);  // high water mark (64 KiB) + a batch, not megabytes
+
+  // Now read everything: every response arrives, in order, each a 16 KiB bin.
+  std::vector<std::byte> got;
+  std::size_t parsed = 0;
+  std::uint32_t next = 0;
+  std::array<std::byte, 65536> chunk;
+  sock.non_blocking(false);
+  while (next < kRequests) {
+    const std::size_t n = sock.read_some(boost::asio::buffer(chunk));
+    got.insert(got.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n));
+    for (;;) {
+      std::span<const std::byte> rest(got.data() + parsed, got.size() - parsed);
+      if (rest.empty()) break;
+      Document d;
+      std::size_t used = 0;
+      try {
+        used = msgpack::decodeOne(rest, d);
+      } catch (const MessagePackError& e) {
+        if (e.code() == MessagePackErrc::Truncated) break;  // the rest is on its way
+        throw;
+      }
+      RpcMessage resp =
+          RpcMessage::parse(msgpack::decode(Unpooled::copiedBuffer(rest.subspan(0, used))));
+      CHECK(resp.msgid() == next);
+      CHECK(resp.result().size() == kBlob);
+      ++next;
+      parsed += used;
+    }
+    if (parsed > (1u << 20)) {  // keep the buffer small
+      got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(parsed));
+      parsed = 0;
+    }
+  }
+  CHECK(next == kRequests);
+  CHECK(calls.load() == static_cast<int>(kRequests));
+  sock.close();
+  {
+    std::lock_guard<std::mutex> g(m);
+    serverSide.reset();
+  }
+  server->close();
+  server->closeChildren();
+  group.shutdownGracefully(0ms, 5s);
+}
 
 TEST_CASE("client: callSync, errors, notifications") {
   TcpFixture f;

@@ -42,6 +42,12 @@ void EmbeddedChannel::checkException() {
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
+void EmbeddedChannel::setWritable(bool writable) {
+  if (writable == writable_) return;
+  writable_ = writable;
+  pipeline().fireChannelWritabilityChanged();
+}
+
 void EmbeddedChannel::execute(std::function<void()> task) { tasks_.push_back(std::move(task)); }
 
 ScheduledTask EmbeddedChannel::schedule(std::chrono::nanoseconds delay,

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <deque>
 #include <mutex>
 #include <netbuf/codec/msgpack/message_pack_reader.hpp>
 #include <netbuf/transport/codec_channel_handler.hpp>
@@ -23,6 +25,36 @@ struct StringHash {
   }
 };
 }  // namespace
+
+/// bytes must be exactly one MessagePack value (what a method wrote as its result or error);
+/// throws std::runtime_error naming the method otherwise.
+void checkOneValue(std::span<const std::byte> bytes, std::string_view method) {
+  // A structural check only: the server's own read limits are for untrusted input, not for
+  // what its methods write (an echo of a large blob is legitimate).
+  MessagePackReadOptions unlimited;
+  unlimited.limits.maxContainerLength = SIZE_MAX;
+  unlimited.limits.maxStrLength = unlimited.limits.maxBinLength = SIZE_MAX;
+  unlimited.limits.maxExtLength = unlimited.limits.maxMessageSize = SIZE_MAX;
+  unlimited.limits.maxDepth = 65536;  // skip() is iterative: depth costs heap, not stack
+  MessagePackReader r(bytes, unlimited);
+  try {
+    r.skip();
+  } catch (const MessagePackError& e) {
+    throw std::runtime_error(
+        fmt::format("{} wrote an invalid result ({})", method, std::string(e.what())));
+  }
+  if (!r.atEnd())
+    throw std::runtime_error(fmt::format("{} wrote more than one result value", method));
+}
+
+std::string internalError(std::string_view what) {
+  std::string s = fmt::format("InternalError: {}", what);
+  // The text goes out as a MessagePack str: keep it valid UTF-8 whatever the exception said.
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+  }
+  return s;
+}
 
 struct RpcMethodEntry {
   MessagePackRpcServer::Method sync;
@@ -59,29 +91,36 @@ struct RpcConnection : std::enable_shared_from_this<RpcConnection> {
   const std::thread::id loopThread;
 
   // ---- channel thread only
-  ChannelHandlerContext* ctx;  // null once detached
-  bool open = true;            // false after channelInactive / a protocol error
-  bool inRead = false;         // inside channelRead..channelReadComplete: flushed there
+  ChannelHandlerContext* ctx;           // null once detached
+  RpcServerHandler* handler = nullptr;  // null once detached
+  bool open = true;                     // false after channelInactive / a protocol error
+  bool inRead = false;  // inside channelRead..channelReadComplete (or a resume): flushed there
   bool flushScheduled = false;
   bool pendingFlush = false;
+  std::size_t callsInFlight = 0;  // async calls started and not yet completed (any thread)
 
   // ---- any thread, under mutex
   std::mutex mutex;
   bool attached = true;  // false once the handler left the pipeline: replies are dropped
   bool drainScheduled = false;
-  std::vector<ByteBuf> queue;  // replies completed on other threads, oldest first
+  std::vector<ByteBuf> queue;        // replies completed on other threads, oldest first
+  std::size_t completedOffLoop = 0;  // calls completed on other threads since the last drain
 
   bool onLoop() const noexcept { return std::this_thread::get_id() == loopThread; }
 
-  /// Writes a complete response (any thread).
-  void send(ByteBuf buf) {
+  /// An async call was completed (any thread): buf is its response, or an invalid ByteBuf for a
+  /// notification (nothing to send). The call stops counting against maxConcurrentCalls once the
+  /// loop has seen it complete.
+  void complete(ByteBuf buf) {
     if (onLoop()) {
-      writeOnLoop(std::move(buf));
+      if (buf.isValid()) writeOnLoop(std::move(buf));
+      callDone(1);
       return;
     }
     std::lock_guard<std::mutex> g(mutex);
     if (!attached) return;  // the connection is gone: nobody to answer
-    queue.push_back(std::move(buf));
+    if (buf.isValid()) queue.push_back(std::move(buf));
+    ++completedOffLoop;
     if (drainScheduled) return;
     drainScheduled = true;
     try {
@@ -91,6 +130,9 @@ struct RpcConnection : std::enable_shared_from_this<RpcConnection> {
       drainScheduled = false;
     }
   }
+
+  /// Loop thread: n calls completed; may let a paused handler go on (defined after the handler).
+  void callDone(std::size_t n);
 
   void writeOnLoop(ByteBuf buf) {
     if (ctx == nullptr || !open) return;
@@ -112,9 +154,11 @@ struct RpcConnection : std::enable_shared_from_this<RpcConnection> {
 
   void drain() {
     std::vector<ByteBuf> bufs;
+    std::size_t completed = 0;
     {
       std::lock_guard<std::mutex> g(mutex);
       bufs.swap(queue);
+      completed = std::exchange(completedOffLoop, 0);
       drainScheduled = false;
     }
     if (ctx == nullptr || !open) return;
@@ -123,10 +167,12 @@ struct RpcConnection : std::enable_shared_from_this<RpcConnection> {
       ctx->flush();
     else
       pendingFlush = true;
+    callDone(completed);
   }
 
   void detach() {
     ctx = nullptr;
+    handler = nullptr;
     open = false;
     std::lock_guard<std::mutex> g(mutex);
     attached = false;
@@ -136,16 +182,45 @@ struct RpcConnection : std::enable_shared_from_this<RpcConnection> {
 
 // ---------------------------------------------------------------------------------------------
 
+// Backpressure. A peer that sends requests without reading the responses must not make the
+// server buffer without bound, so requests are processed only while the "gate" is open: the
+// channel is writable (its queued bytes are under the high water mark) and fewer than
+// maxConcurrentCalls async calls are in flight. Requests that arrive while it is closed (the rest
+// of the current read's batch, and at most the read already in progress) wait in deferred_, in
+// order, and autoRead is turned off so no more are read. They are processed when the gate opens
+// again (channelWritabilityChanged, or an async call completing), and reading resumes once none
+// is left. Sync responses are written out of batch_ whenever it passes kBatchWriteThreshold, so
+// the channel's writability reflects them in the middle of a batch.
 class RpcServerHandler final : public ChannelHandler {
  public:
+  static constexpr std::size_t kBatchWriteThreshold = 16 * 1024;
+
   explicit RpcServerHandler(std::shared_ptr<RpcServerState> state) : state_(std::move(state)) {}
 
   void handlerAdded(ChannelHandlerContext& ctx) override {
     conn_ = std::make_shared<RpcConnection>(state_, ctx);
+    conn_->handler = this;
     RpcServerState::bump(state_->connections);
   }
   void handlerRemoved(ChannelHandlerContext&) override {
+    deferred_.clear();
     if (conn_) conn_->detach();
+  }
+
+  /// Loop thread: an async call completed; a handler paused at the call limit goes on later (not
+  /// from inside the reply, which may itself run inside a method call).
+  void onCallDone() {
+    if (!paused_ || resumeScheduled_) return;
+    resumeScheduled_ = true;
+    try {
+      conn_->executor->execute([conn = conn_] {
+        if (conn->handler == nullptr || conn->ctx == nullptr) return;
+        conn->handler->resumeScheduled_ = false;
+        conn->handler->processDeferred(*conn->ctx);
+      });
+    } catch (const RejectedExecutionError&) {
+      resumeScheduled_ = false;  // the loop has shut down: the channel is closing
+    }
   }
 
   void channelRead(ChannelHandlerContext& ctx, Message msg) override {
@@ -160,36 +235,35 @@ class RpcServerHandler final : public ChannelHandler {
       return;
     }
     RpcMessage& m = *parsed;
-    switch (m.type()) {
-      case RpcMessageType::Request:
-        RpcServerState::bump(state_->requests);
-        handleRequest(ctx, std::move(m));
-        break;
-      case RpcMessageType::Notification:
-        RpcServerState::bump(state_->notifications);
-        handleNotification(std::move(m));
-        break;
-      case RpcMessageType::Response:
-        protocolError(ctx, std::make_exception_ptr(MessagePackRpcError(fmt::format(
-                               "the server received a Response (msgid {})", m.msgid()))));
-        break;
+    if (m.type() == RpcMessageType::Response) {
+      return protocolError(ctx, std::make_exception_ptr(MessagePackRpcError(fmt::format(
+                                    "the server received a Response (msgid {})", m.msgid()))));
     }
+    if (!deferred_.empty() || !gateOpen(ctx)) {
+      deferred_.push_back(std::move(m));
+      pause(ctx);
+      return;
+    }
+    dispatch(ctx, std::move(m));
+    writeBatchIfLarge(ctx);
   }
 
   void channelReadComplete(ChannelHandlerContext& ctx) override {
     conn_->inRead = false;
-    if (batch_.isValid() && batch_.isReadable()) {
-      ctx.write(std::move(batch_));
-      conn_->pendingFlush = true;
-    }
-    batch_.reset();
+    writeBatch(ctx);
     conn_->flushNow();
     ctx.fireChannelReadComplete();
+  }
+
+  void channelWritabilityChanged(ChannelHandlerContext& ctx) override {
+    if (ctx.channel().isWritable()) processDeferred(ctx);
+    ctx.fireChannelWritabilityChanged();
   }
 
   void channelInactive(ChannelHandlerContext& ctx) override {
     conn_->open = false;
     batch_.reset();
+    deferred_.clear();
     ctx.fireChannelInactive();
   }
 
@@ -200,6 +274,62 @@ class RpcServerHandler final : public ChannelHandler {
   MessageTypes inboundIn() const noexcept override { return typesOf<Document>(); }
 
  private:
+  bool gateOpen(ChannelHandlerContext& ctx) const noexcept {
+    return ctx.channel().isWritable() && conn_->callsInFlight < state_->options.maxConcurrentCalls;
+  }
+
+  void pause(ChannelHandlerContext& ctx) {
+    if (paused_) return;
+    paused_ = true;
+    autoReadBeforePause_ = ctx.channel().isAutoRead();
+    ctx.channel().setAutoRead(false);
+  }
+
+  /// Processes deferred requests while the gate is open; resumes reading when none is left.
+  void processDeferred(ChannelHandlerContext& ctx) {
+    if (processing_ || !paused_) return;
+    processing_ = true;
+    const bool wasInRead = conn_->inRead;
+    conn_->inRead = true;  // replies made meanwhile are flushed below, once
+    while (!deferred_.empty() && conn_->open && gateOpen(ctx)) {
+      RpcMessage m = std::move(deferred_.front());
+      deferred_.pop_front();
+      dispatch(ctx, std::move(m));
+      writeBatchIfLarge(ctx);
+    }
+    conn_->inRead = wasInRead;
+    if (!wasInRead) {
+      writeBatch(ctx);
+      conn_->flushNow();
+    }
+    processing_ = false;
+    if (deferred_.empty() && conn_->open) {
+      paused_ = false;
+      ctx.channel().setAutoRead(autoReadBeforePause_);
+    }
+  }
+
+  void dispatch(ChannelHandlerContext& ctx, RpcMessage m) {
+    if (m.type() == RpcMessageType::Request) {
+      RpcServerState::bump(state_->requests);
+      handleRequest(ctx, std::move(m));
+    } else {
+      RpcServerState::bump(state_->notifications);
+      handleNotification(std::move(m));
+    }
+  }
+
+  void writeBatch(ChannelHandlerContext& ctx) {
+    if (batch_.isValid() && batch_.isReadable()) {
+      ctx.write(std::move(batch_));
+      conn_->pendingFlush = true;
+    }
+    batch_.reset();
+  }
+  void writeBatchIfLarge(ChannelHandlerContext& ctx) {
+    if (batch_.isValid() && batch_.readableBytes() >= kBatchWriteThreshold) writeBatch(ctx);
+  }
+
   const RpcMethodEntry* find(std::string_view method) const {
     auto it = state_->methods.find(method);
     return it == state_->methods.end() ? nullptr : &it->second;
@@ -249,7 +379,7 @@ class RpcServerHandler final : public ChannelHandler {
         const std::size_t before = w.bytesWritten();
         e.sync(m.params(), w);
         if (w.bytesWritten() == before) w.packNil();
-        checkOneValue(out, start + before, m.method());
+        checkOneValue(out.readableSpan().subspan(start + before - out.readerIndex()), m.method());
       }
       return;
     } catch (const RpcError& err) {
@@ -266,36 +396,6 @@ class RpcServerHandler final : public ChannelHandler {
       writeRpcError(w, m.msgid(), internalError("a method threw a non-std::exception"));
     }
     RpcServerState::bump(state_->errorResponses);
-  }
-
-  /// The result must be exactly one MessagePack value: bytes [resultStart, writerIndex).
-  static void checkOneValue(const ByteBuf& out, std::size_t resultStart, std::string_view method) {
-    const auto bytes = out.readableSpan().subspan(resultStart - out.readerIndex());
-    // A structural check only: the server's own read limits are for untrusted input, not for
-    // what its methods write (an echo of a large blob is legitimate).
-    MessagePackReadOptions unlimited;
-    unlimited.limits.maxContainerLength = SIZE_MAX;
-    unlimited.limits.maxStrLength = unlimited.limits.maxBinLength = SIZE_MAX;
-    unlimited.limits.maxExtLength = unlimited.limits.maxMessageSize = SIZE_MAX;
-    unlimited.limits.maxDepth = 65536;  // skip() is iterative: depth costs heap, not stack
-    MessagePackReader r(bytes, unlimited);
-    try {
-      r.skip();
-    } catch (const MessagePackError& e) {
-      throw std::runtime_error(
-          fmt::format("{} wrote an invalid result ({})", method, std::string(e.what())));
-    }
-    if (!r.atEnd())
-      throw std::runtime_error(fmt::format("{} wrote more than one result value", method));
-  }
-
-  static std::string internalError(std::string_view what) {
-    std::string s = fmt::format("InternalError: {}", what);
-    // The text goes out as a MessagePack str: keep it valid UTF-8 whatever the exception said.
-    for (char& c : s) {
-      if (static_cast<unsigned char>(c) >= 0x80) c = '?';
-    }
-    return s;
   }
 
   void handleNotification(RpcMessage m) {
@@ -337,8 +437,18 @@ class RpcServerHandler final : public ChannelHandler {
 
   std::shared_ptr<RpcServerState> state_;
   std::shared_ptr<RpcConnection> conn_;
-  ByteBuf batch_;  // sync responses of the current read batch
+  ByteBuf batch_;                    // sync responses not yet written to the channel
+  std::deque<RpcMessage> deferred_;  // requests received while the gate was closed, in order
+  bool paused_ = false;              // deferred_ is (or was just) non-empty; autoRead is off
+  bool autoReadBeforePause_ = true;  // what setAutoRead goes back to
+  bool processing_ = false;          // inside processDeferred (no re-entry)
+  bool resumeScheduled_ = false;
 };
+
+void RpcConnection::callDone(std::size_t n) {
+  callsInFlight -= std::min(n, callsInFlight);
+  if (handler != nullptr && n > 0) handler->onCallDone();
+}
 
 }  // namespace detail
 
@@ -346,7 +456,9 @@ class RpcServerHandler final : public ChannelHandler {
 // RpcCall
 
 RpcCall::RpcCall(std::shared_ptr<detail::RpcConnection> conn, RpcMessage msg)
-    : conn_(std::move(conn)), msg_(std::make_unique<RpcMessage>(std::move(msg))) {}
+    : conn_(std::move(conn)), msg_(std::make_unique<RpcMessage>(std::move(msg))) {
+  ++conn_->callsInFlight;  // made on the loop thread, by the handler
+}
 
 RpcCall::RpcCall(RpcCall&& other) noexcept
     : conn_(std::move(other.conn_)),
@@ -362,7 +474,11 @@ RpcCall& RpcCall::operator=(RpcCall&& other) noexcept {
 }
 
 RpcCall::~RpcCall() {
-  if (completed_ || !conn_ || !msg_ || isNotification()) return;
+  if (completed_ || !conn_ || !msg_) return;
+  if (isNotification()) {
+    conn_->complete(ByteBuf());  // nothing to answer, but no longer in flight
+    return;
+  }
   detail::RpcServerState::bump(conn_->state->droppedCalls);
   try {
     replyError(fmt::format("NoReplyError: {} dropped its call without replying", method()));
@@ -388,8 +504,22 @@ ByteBuf RpcCall::beginReply() {
 
 void RpcCall::finishReply(ByteBuf buf) {
   completed_ = true;
-  if (isNotification()) return;
-  conn_->send(std::move(buf));
+  if (isNotification()) buf.reset();  // discarded: nobody asked
+  conn_->complete(std::move(buf));
+}
+
+void RpcCall::finishWrittenReply(ByteBuf buf, std::size_t valueStart, bool isError) {
+  const std::size_t end = buf.readableBytes() - (isError ? 1 : 0);  // an error ends with nil
+  try {
+    detail::checkOneValue(buf.readableSpan().subspan(valueStart, end - valueStart), method());
+  } catch (const std::exception& e) {
+    buf.clear();
+    MessagePackWriter w(buf);
+    writeRpcError(w, msgid(), detail::internalError(e.what()));
+    isError = true;
+  }
+  if (isError) detail::RpcServerState::bump(conn_->state->errorResponses);
+  finishReply(std::move(buf));
 }
 
 void RpcCall::reply(const Value& result) {
@@ -438,6 +568,9 @@ MessagePackRpcServer::MessagePackRpcServer() : MessagePackRpcServer(Options{}) {
 
 MessagePackRpcServer::MessagePackRpcServer(const Options& options)
     : state_(std::make_shared<detail::RpcServerState>()) {
+  if (options.maxConcurrentCalls == 0) {
+    throw IllegalArgumentError("MessagePackRpcServer: maxConcurrentCalls must be at least 1");
+  }
   state_->options = options;
 }
 

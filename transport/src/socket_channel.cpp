@@ -53,8 +53,8 @@ SocketChannel::SocketChannel(EventLoop& loop, tcp::socket socket, const ChannelO
       loop_(&loop),
       socket_(std::move(socket)),
       options_(options),
-      readSizes_(readSizeTable(options.minReadSize, options.maxReadSize)),
-      autoRead_(options.autoRead) {
+      readSizes_(readSizeTable(options.minReadSize, options.maxReadSize)) {
+  setAutoRead(options.autoRead);  // not active yet: only records the flag
   if (options.writeBufferLowWaterMark > options.writeBufferHighWaterMark) {
     throw IllegalArgumentError(
         fmt::format("writeBufferLowWaterMark {} is above writeBufferHighWaterMark {}",
@@ -86,7 +86,7 @@ void SocketChannel::start(const Initializer& init) {
   });
   active_ = true;
   pipeline().fireChannelActive();
-  if (open_ && autoRead_) startRead();
+  if (open_ && isAutoRead()) startRead();
 }
 
 std::string SocketChannel::localAddress() const {
@@ -110,9 +110,8 @@ tcp::endpoint SocketChannel::remoteEndpoint() const {
 
 // ------------------------------------------------------------------ reading
 
-void SocketChannel::setAutoRead(bool on) {
-  autoRead_ = on;
-  if (on && open_ && active_ && !reading_) startRead();
+void SocketChannel::onAutoReadChanged() {
+  if (isAutoRead() && open_ && active_ && !reading_) startRead();
 }
 
 void SocketChannel::startRead() {
@@ -149,7 +148,7 @@ void SocketChannel::onRead(const boost::system::error_code& ec, std::size_t n, B
   recordReadSize(n);
   pipeline().fireChannelRead(Message(std::move(buf)));
   pipeline().fireChannelReadComplete();
-  if (open_ && autoRead_ && !reading_) startRead();
+  if (open_ && isAutoRead() && !reading_) startRead();
 }
 
 // ------------------------------------------------------------------ writing

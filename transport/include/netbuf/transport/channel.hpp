@@ -47,6 +47,15 @@ class Channel {
   /// False while the bytes queued for writing exceed the high water mark (see the concrete
   /// channel); handlers stop producing until channelWritabilityChanged says otherwise.
   virtual bool isWritable() const noexcept { return true; }
+  /// Whether the channel reads on its own (Netty's ChannelConfig.isAutoRead). A handler turns it
+  /// off to stop taking input it cannot process yet (backpressure) and back on when it can.
+  bool isAutoRead() const noexcept { return autoRead_; }
+  /// A SocketChannel stops reading after the pending read when turned off and starts a read when
+  /// turned on; channels fed by hand (EmbeddedChannel) only record the flag.
+  void setAutoRead(bool on) {
+    autoRead_ = on;
+    onAutoReadChanged();
+  }
   virtual std::string localAddress() const = 0;
   virtual std::string remoteAddress() const = 0;
 
@@ -88,6 +97,9 @@ class Channel {
   explicit Channel(ByteBufAllocator& alloc = ByteBufAllocator::defaultAllocator())
       : alloc_(&alloc), pipeline_(*this) {}
 
+  /// Called after setAutoRead() changed the flag (or set it again).
+  virtual void onAutoReadChanged() {}
+
   /// The head's side of the outbound operations (Netty's Channel.Unsafe).
   virtual void doWrite(Message msg, WriteListener* listener) = 0;
   virtual void doFlush() = 0;
@@ -118,6 +130,7 @@ class Channel {
   };
 
   ByteBufAllocator* alloc_;
+  bool autoRead_ = true;
   ChannelPipeline pipeline_;
   std::vector<AttrEntry> attrs_;
 };

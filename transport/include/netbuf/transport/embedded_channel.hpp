@@ -12,6 +12,10 @@
 // for a time on a virtual clock; runPendingTasks() runs what is due, advanceTimeBy() moves the
 // clock. writeInbound/writeOutbound/finish run pending tasks themselves.
 //
+// Backpressure: setWritable() plays the socket's write buffer (isWritable() and
+// channelWritabilityChanged); setAutoRead() is recorded for the test to check (isAutoRead()), since
+// inbound messages are fed by the test anyway.
+//
 // Exceptions that reach the tail are recorded, not logged: checkException() (called by
 // writeInbound, writeOutbound and finish) rethrows the first one.
 
@@ -108,6 +112,11 @@ class EmbeddedChannel final : public Channel, public ChannelExecutor {
   ChannelExecutor& executor() noexcept override { return *this; }
   bool isOpen() const noexcept override { return open_; }
   bool isActive() const noexcept override { return open_; }
+  /// True unless setWritable(false): an EmbeddedChannel has no write buffer of its own.
+  bool isWritable() const noexcept override { return writable_; }
+  /// Stands in for a socket's write buffer crossing its water marks, to test backpressure:
+  /// fires channelWritabilityChanged when the value changes (pending tasks are left to the test).
+  void setWritable(bool writable);
   std::string localAddress() const override { return "embedded"; }
   std::string remoteAddress() const override { return "embedded"; }
 
@@ -138,6 +147,7 @@ class EmbeddedChannel final : public Channel, public ChannelExecutor {
   std::chrono::steady_clock::time_point now_{};
   std::exception_ptr error_;
   bool open_ = true;
+  bool writable_ = true;
 };
 
 }  // namespace netbuf

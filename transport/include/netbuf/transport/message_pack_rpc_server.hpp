@@ -37,8 +37,16 @@
 // discarded; an async call's reply is a no-op). Notifications for unknown methods or with a wrong
 // arity are counted (stats().unknownNotifications) and otherwise ignored.
 // Responses may go out in another order than the requests came (async methods); clients match by
-// msgid. Sync responses produced while reading are written into one buffer per read batch and
-// flushed at channelReadComplete; replies completed outside a read are flushed once per batch.
+// msgid. Sync responses produced while reading are written into one buffer per read batch (written
+// out every 16 KiB) and flushed at channelReadComplete; replies completed outside a read are
+// flushed once per batch.
+//
+// Backpressure: a client that pipelines requests but does not read the responses cannot make the
+// server buffer without bound. Requests are processed only while the channel is writable (its
+// queued responses are under the write high water mark) and the connection has fewer than
+// Options::maxConcurrentCalls async calls in flight; otherwise the server turns the channel's
+// autoRead off and keeps what was already read (at most one read's worth) until the responses
+// drain or calls complete, then goes on in order and reads again.
 //
 // Protocol errors: malformed MessagePack (the decoder's MessagePackError), a value that is not an
 // RPC message (MessagePackRpcError), or a Response sent to the server: the connection is closed
@@ -108,29 +116,44 @@ class RpcCall {
 
   /// [1, msgid, nil, result]. IllegalStateError when already completed.
   void reply(const Value& result);
-  /// The result written by fn (one value; nothing: nil).
+  /// The result written by fn (one value; nothing: nil). If fn writes more than one value or an
+  /// invalid one, the call is answered "InternalError: ..." instead (as for sync methods). If fn
+  /// throws, the exception propagates and the call stays uncompleted.
   template <RpcValueWriter F>
   void reply(F&& fn) {
     ByteBuf buf = beginReply();
+    std::size_t valueStart = 0;
     {
       MessagePackWriter w(buf);
-      writeRpcResult(w, msgid(), fn);
+      writeRpcResultHead(w, msgid());
+      valueStart = w.bytesWritten();
+      fn(w);
+      if (w.bytesWritten() == valueStart) w.packNil();
     }
-    finishReply(std::move(buf));
+    finishWrittenReply(std::move(buf), valueStart, false);
   }
   /// [1, msgid, error, nil]; error must not be Nil.
   void replyError(const Value& error);
   /// The str message as the error.
   void replyError(std::string_view message);
   void replyError(const RpcError& error);
+  /// The error value written by fn: exactly one value, not nil (EncoderError when fn writes
+  /// nothing; more than one value or an invalid one answers "InternalError: ..." instead).
   template <RpcValueWriter F>
   void replyError(F&& fn) {
     ByteBuf buf = beginReply();
+    std::size_t valueStart = 0;
     {
       MessagePackWriter w(buf);
-      writeRpcError(w, msgid(), fn);
+      writeRpcErrorHead(w, msgid());
+      valueStart = w.bytesWritten();
+      fn(w);
+      if (w.bytesWritten() == valueStart) {
+        detail::throwRpcEmptyError();
+      }
+      w.packNil();
     }
-    finishReply(std::move(buf));
+    finishWrittenReply(std::move(buf), valueStart, true);
   }
 
  private:
@@ -140,6 +163,9 @@ class RpcCall {
   ByteBuf beginReply();
   /// Marks the call completed and hands the bytes to the connection (dropped for notifications).
   void finishReply(ByteBuf buf);
+  /// finishReply after checking that the bytes from valueStart (up to the final nil for an
+  /// error) are exactly one value; otherwise answers an InternalError instead.
+  void finishWrittenReply(ByteBuf buf, std::size_t valueStart, bool isError);
 
   std::shared_ptr<detail::RpcConnection> conn_;
   std::unique_ptr<RpcMessage> msg_;  // stable address: views stay valid when the call moves
@@ -167,6 +193,11 @@ class MessagePackRpcServer {
   struct Options {
     /// Limits of the MessagePackDecoder that install() adds.
     MessagePackReadOptions read;
+    /// Async calls (requests and notifications) one connection may have in flight (started and
+    /// not yet completed). At the limit the server stops processing and reading that
+    /// connection's requests until one completes (backpressure, not an error). 0 is an
+    /// IllegalArgumentError.
+    std::size_t maxConcurrentCalls = 1024;
   };
 
   MessagePackRpcServer();

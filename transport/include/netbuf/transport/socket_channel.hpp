@@ -86,9 +86,6 @@ class SocketChannel final : public Channel, public std::enable_shared_from_this<
   boost::asio::ip::tcp::endpoint localEndpoint() const;
   boost::asio::ip::tcp::endpoint remoteEndpoint() const;
 
-  bool isAutoRead() const noexcept { return autoRead_; }
-  /// Turns reading on (starting a read if none is pending) or off (after the pending one).
-  void setAutoRead(bool on);
   /// Flushes what is queued and closes once it has been written (what graceful shutdown does).
   void closeGracefully();
   /// Half-close: flushes what is queued, then shuts the socket's write side down.
@@ -116,6 +113,8 @@ class SocketChannel final : public Channel, public std::enable_shared_from_this<
   void doFlush() override;
   void doClose() override;
 
+  /// setAutoRead(true) starts a read if none is pending; off stops after the pending one.
+  void onAutoReadChanged() override;
   void startRead();
   void onRead(const boost::system::error_code& ec, std::size_t n, ByteBuf buf);
   void recordReadSize(std::size_t n) noexcept;
@@ -141,7 +140,6 @@ class SocketChannel final : public Channel, public std::enable_shared_from_this<
   bool reading_ = false;
   bool writing_ = false;
   bool writable_ = true;
-  bool autoRead_ = true;
   bool outputShutdown_ = false;
   bool shutdownOutputPending_ = false;
   bool closeWhenDrained_ = false;
