@@ -301,6 +301,10 @@ TEST_CASE("server: async replies, out of order, from another thread, twice, drop
     ch->writeInbound(request(7, "hold", {}));
     RpcCall moved = std::move(held[0]);
     CHECK_THROWS_AS(held[0].reply(Value::nil()), IllegalStateError);
+    CHECK_THROWS_AS(held[0].msgid(), IllegalStateError);  // no request left to look at
+    CHECK_THROWS_AS(held[0].params(), IllegalStateError);
+    CHECK_THROWS_AS(held[0].executor(), IllegalStateError);
+    CHECK(moved.msgid() == 7);
     held.clear();  // destroying the moved-from call sends nothing
     ch->runPendingTasks();
     CHECK(ch->outboundCount() == 0);

@@ -487,11 +487,18 @@ RpcCall::~RpcCall() {
   }
 }
 
+void RpcCall::throwMovedFrom() {
+  throw IllegalStateError("RpcCall was moved from: it has no request any more");
+}
+
 bool RpcCall::isNotification() const noexcept {
   return msg_ && msg_->type() == RpcMessageType::Notification;
 }
 
-ChannelExecutor& RpcCall::executor() const noexcept { return *conn_->executor; }
+ChannelExecutor& RpcCall::executor() const {
+  if (!conn_) throwMovedFrom();
+  return *conn_->executor;
+}
 
 ByteBuf RpcCall::beginReply() {
   if (completed_ || !conn_ || !msg_) {

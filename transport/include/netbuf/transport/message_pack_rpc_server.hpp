@@ -103,16 +103,20 @@ class RpcCall {
   /// Answers "NoReplyError: ..." when the call was not completed (requests only).
   ~RpcCall();
 
-  std::uint32_t msgid() const noexcept { return msg_->msgid(); }
-  std::string_view method() const noexcept { return msg_->method(); }
-  std::span<const Value> params() const noexcept { return msg_->params(); }
+  // The request's parts. A moved-from call has none: IllegalStateError.
+  std::uint32_t msgid() const { return message().msgid(); }
+  std::string_view method() const { return message().method(); }
+  std::span<const Value> params() const { return message().params(); }
   /// The received message (its Document owns what params() views).
-  const RpcMessage& message() const noexcept { return *msg_; }
+  const RpcMessage& message() const {
+    if (!msg_) throwMovedFrom();
+    return *msg_;
+  }
   bool isNotification() const noexcept;
   bool isCompleted() const noexcept { return completed_; }
   /// The channel's executor (an EventLoop for socket channels): schedule work on it from the loop
   /// thread. Valid as long as the channel's executor lives.
-  ChannelExecutor& executor() const noexcept;
+  ChannelExecutor& executor() const;
 
   /// [1, msgid, nil, result]. IllegalStateError when already completed.
   void reply(const Value& result);
@@ -159,6 +163,7 @@ class RpcCall {
  private:
   friend class detail::RpcServerHandler;
   RpcCall(std::shared_ptr<detail::RpcConnection> conn, RpcMessage msg);
+  [[noreturn]] static void throwMovedFrom();
   /// Checks the state and returns an empty buffer from the channel's allocator.
   ByteBuf beginReply();
   /// Marks the call completed and hands the bytes to the connection (dropped for notifications).

@@ -10,10 +10,16 @@
 //   if (m.type() == RpcMessageType::Request) use(m.msgid(), m.method(), m.params());
 //
 //   MessagePackWriter w(out);
-//   writeRpcRequest(w, 7, "add", [](MessagePackWriter& p) {
-//   p.packArrayHeader(2).packInt(1).packInt(2); }); writeRpcResult(w, 7, Value::integer(3)); // [1,
-//   7, nil, 3] writeRpcError(w, 8, Value::strView("NoMethodError: x")); // [1, 8, "NoMethodError:
-//   x", nil]
+//   writeRpcRequest(w, 7, "add", [](MessagePackWriter& p) {    // [0, 7, "add", [1, 2]]
+//     p.packArrayHeader(2).packInt(1).packInt(2);
+//   });
+//   writeRpcResult(w, 7, Value::integer(3));                    // [1, 7, nil, 3]
+//   writeRpcError(w, 8, Value::strView("NoMethodError: x"));    // [1, 8, "NoMethodError: x", nil]
+//
+// Writers check what they can before writing (params an Array, an error not nil). An
+// EncoderError raised part way through (invalid UTF-8 inside a value, a throwing writer callback)
+// leaves the bytes already written in the buffer: reset its writerIndex to where the message
+// began, as MessagePackRpcServer does, or discard the buffer.
 //
 // Zero copy: RpcMessage keeps the Document it was parsed from; method(), params(), error() and
 // result() are views into it (and so into the frame the decoder sliced), valid while the
