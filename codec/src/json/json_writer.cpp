@@ -292,6 +292,49 @@ struct WriteRun {
     stringSlow(s, flagged);
   }
   void stringSlow(std::string_view s, bool flagged);
+  /// sep then the quoted string, with one room check for a short plain string (compact mode).
+  void sepString(char sep, std::string_view s, bool flagged) {
+    const std::size_t n = s.size();
+    if (n < 16 && !flagged) {
+      need(19);
+      if (copyPlainShort(s.data(), n, w + 2)) {
+        w[0] = sep;
+        w[1] = '"';
+        w[n + 2] = '"';
+        w += n + 3;
+        return;
+      }
+    }
+    put(sep);
+    stringSlow(s, flagged);
+  }
+  /// sep, the quoted key and ':', with one room check for a short plain key (compact mode).
+  void sepKey(char sep, std::string_view k, bool flagged) {
+    const std::size_t n = k.size();
+    if (n < 16 && !flagged) {
+      need(20);
+      if (copyPlainShort(k.data(), n, w + 2)) {
+        w[0] = sep;
+        w[1] = '"';
+        w[n + 2] = '"';
+        w[n + 3] = ':';
+        w += n + 4;
+        return;
+      }
+    }
+    put(sep);
+    stringSlow(k, flagged);
+    put(':');
+  }
+  /// A container's element or member value: strings (the common leaves) without the call and
+  /// type switch of value().
+  void child(const Value& v, std::size_t depth) {
+    if (v.isStr()) {
+      string(v.asStr(), v.hasInvalidUtf8());
+    } else {
+      value(v, depth);
+    }
+  }
   char* body(const char* r, const char* e, char* dst, unsigned& high) const noexcept;
   void integer(std::int64_t i) {
     if (o.canonical && (i > static_cast<std::int64_t>(kMaxSafeInteger) ||
@@ -511,6 +554,20 @@ void WriteRun::array(std::span<const Value> elements, std::size_t depth) {
     raw("[]", 2);
     return;
   }
+  if (!pretty) {
+    char sep = '[';
+    for (const Value& e : elements) {
+      if (e.isStr()) {
+        sepString(sep, e.asStr(), e.hasInvalidUtf8());
+      } else {
+        put(sep);
+        value(e, depth);
+      }
+      sep = ',';
+    }
+    put(']');
+    return;
+  }
   put('[');
   bool firstElement = true;
   for (const Value& e : elements) {
@@ -527,6 +584,19 @@ void WriteRun::map(std::span<const Member> members, std::size_t depth) {
   checkDepth(depth);
   if (members.empty()) {
     raw("{}", 2);
+    return;
+  }
+  if (!pretty) {
+    char sep = '{';
+    for (const Member& m : members) {
+      if (!m.key.isStr()) [[unlikely]]
+        fail(fmt::format("a map key of type {} cannot be written (JSON keys are strings)",
+                         valueTypeName(m.key.type())));
+      sepKey(sep, m.key.asStr(), m.key.hasInvalidUtf8());
+      child(m.value, depth);
+      sep = ',';
+    }
+    put('}');
     return;
   }
   put('{');
@@ -601,11 +671,11 @@ void WriteRun::canonicalMap(std::span<const Member> members, std::size_t depth) 
     raw("{}", 2);
     return;
   }
+  char sep = '{';
   for (std::size_t i = 0; i < n; ++i) {
-    put(i == 0 ? '{' : ',');
-    string(sorted[i]->key.asStr(), sorted[i]->key.hasInvalidUtf8());
-    put(':');
-    value(sorted[i]->value, depth);
+    sepKey(sep, sorted[i]->key.asStr(), sorted[i]->key.hasInvalidUtf8());
+    child(sorted[i]->value, depth);
+    sep = ',';
   }
   put('}');
 }
