@@ -479,8 +479,12 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
     // writerIndex_ <= kMaxCapacityLimit, so the sum cannot overflow. One branch: the bitwise or
     // folds the (rarely true) read-only/empty test into the capacity test.
     if (writeBlocked_ | (writerIndex_ + N > capacity_)) ensureWritableSlow(N);
-    detail::storeValue<T, N, O>(base_ + writerIndex_, value);
-    writerIndex_ += N;
+    // The index is read once, before the store: the store writes through a byte pointer, which
+    // may alias this object, so `writerIndex_ += N` after it would reload writerIndex_ from memory
+    // and chain every write to the previous one through a store-to-load forwarding.
+    const std::size_t wi = writerIndex_;
+    detail::storeValue<T, N, O>(base_ + wi, value);
+    writerIndex_ = wi + N;
   }
 
  private:
