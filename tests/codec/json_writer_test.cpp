@@ -342,3 +342,62 @@ TEST_CASE("number formatting: seeded random doubles read back identically") {
     CHECK(json::parse(text).root().asDouble() == static_cast<double>(u));
   }
 }
+
+TEST_CASE("strings inside containers are written as a top-level string is, in every mode") {
+  // Array elements and map keys/values take the containers' fused paths (separator, quotes and a
+  // short plain string written together); the top-level string goes through the general one.
+  // Both must give the same text for every length around the short-string limits and for every
+  // kind of byte that needs more than a copy.
+  const std::vector<std::size_t> lengths = {0, 1, 2, 3, 4, 5, 7, 8, 9, 14, 15, 16, 17, 31, 40};
+  const std::vector<std::string> specials = {
+      "", "\"", "\\", "\n", "\x01", "\x1f", "\x7f", "\xc3\xa9", "\xe2\x88\x8f", "\xf0\x9f\x98\x80"};
+  const std::vector<JsonWriteOptions> modes = {
+      {}, {.escapeNonAscii = true}, {.canonical = true}, {.pretty = true}};
+  int checked = 0;
+  for (std::size_t n : lengths) {
+    for (const std::string& special : specials) {
+      for (std::size_t at : {std::size_t{0}, n / 2, n}) {
+        std::string s(n, 'k');
+        if (!special.empty()) s.insert(std::min(at, s.size()), special);
+        for (const JsonWriteOptions& o : modes) {
+          const Value str = Value::strView(s);
+          const std::string one = json::toString(str, o);
+          Document d;
+          const Value other = Value::strView("zz");
+          const std::string sep = o.pretty ? "\n" : "";
+          // [s, s]
+          std::string arr = json::toString(d.array({str, str}), o);
+          if (o.pretty) {
+            CHECK(arr == "[\n  " + one + ",\n  " + one + "\n]");
+          } else {
+            CHECK(arr == "[" + one + "," + one + "]");
+          }
+          // {s: s, "zz": s}: canonical order puts "zz" wherever it sorts
+          const std::string map = json::toString(d.map({{str, str}, {other, str}}), o);
+          const std::string kv = one + (o.pretty ? ": " : ":") + one;
+          const std::string zz = std::string("\"zz\"") + (o.pretty ? ": " : ":") + one;
+          const bool zzFirst = o.canonical && s > "zz";  // ASCII-or-UTF-8 order = UTF-16 here
+          if (o.pretty) {
+            CHECK(map == "{\n  " + kv + ",\n  " + zz + "\n}");
+          } else if (zzFirst) {
+            CHECK(map == "{" + zz + "," + kv + "}");
+          } else {
+            CHECK(map == "{" + kv + "," + zz + "}");
+          }
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked == 15 * 10 * 3 * 4);
+
+  // A string flagged as invalid UTF-8 is refused wherever it sits.
+  const Value bad = Value::strView("ab", true);
+  Document d;
+  for (const JsonWriteOptions& o : modes) {
+    CHECK_THROWS_AS(json::toString(d.array({bad}), o), EncoderError);
+    CHECK_THROWS_AS(json::toString(d.array({Value::integer(1), bad}), o), EncoderError);
+    CHECK_THROWS_AS(json::toString(d.map({{bad, Value::nil()}}), o), EncoderError);
+    CHECK_THROWS_AS(json::toString(d.map({{Value::strView("k"), bad}}), o), EncoderError);
+  }
+}

@@ -424,6 +424,47 @@ TEST_CASE(
   ch->finishAndReleaseAll();
 }
 
+TEST_CASE("server backpressure: autoRead is restored as it was, and kept off while paused") {
+  MessagePackRpcServer rpc;
+  addTestMethods(rpc);
+
+  SUBCASE("autoRead that was off before the pause stays off after it") {
+    auto ch = embedded(rpc);
+    ch->setAutoRead(false);
+    ch->setWritable(false);
+    ch->writeInbound(requests(0, 3, "add", {Value::integer(1), Value::integer(1)}));
+    ch->setWritable(true);
+    CHECK(responses(*ch).size() == 3);
+    CHECK_FALSE(ch->isAutoRead());
+    ch->finishAndReleaseAll();
+  }
+  SUBCASE("another handler turning reading on while paused: off again at the next request") {
+    auto ch = embedded(rpc);
+    ch->setWritable(false);
+    ch->writeInbound(requests(0, 2, "add", {Value::integer(1), Value::integer(1)}));
+    ch->setAutoRead(true);  // e.g. a handler that follows writability on its own
+    ch->writeInbound(requests(2, 2, "add", {Value::integer(1), Value::integer(1)}));
+    CHECK_FALSE(ch->isAutoRead());
+    ch->setWritable(true);
+    auto r = responses(*ch);
+    REQUIRE(r.size() == 4);
+    CHECK(r[3].msgid() == 3);
+    CHECK(ch->isAutoRead());
+    ch->finishAndReleaseAll();
+  }
+  SUBCASE("the handler removed while paused gives reading back; what waited is dropped") {
+    auto ch = embedded(rpc);
+    ch->setWritable(false);
+    ch->writeInbound(requests(0, 2, "add", {Value::integer(1), Value::integer(1)}));
+    CHECK_FALSE(ch->isAutoRead());
+    ch->pipeline().remove("rpc");
+    CHECK(ch->isAutoRead());
+    ch->setWritable(true);
+    CHECK(ch->outboundCount() == 0);
+    ch->finishAndReleaseAll();
+  }
+}
+
 TEST_CASE("server backpressure: a batch stops when its responses fill the write buffer") {
   MessagePackRpcServer rpc;
   std::atomic<int> calls{0};
@@ -524,6 +565,7 @@ TEST_CASE("server: async reply writers are checked like sync results") {
   held[0].reply([](MessagePackWriter& w) { w.packInt(1).packInt(2); });
   held[1].replyError([](MessagePackWriter& w) { w.packStr("a").packStr("b"); });
   CHECK_THROWS_AS(held[2].replyError([](MessagePackWriter&) {}), EncoderError);
+  CHECK_THROWS_AS(held[2].replyError([](MessagePackWriter& w) { w.packNil(); }), EncoderError);
   CHECK_FALSE(held[2].isCompleted());  // may still be answered
   held[2].replyError([](MessagePackWriter& w) { w.packArrayHeader(1).packInt(3); });
   CHECK_THROWS_AS(held[3].reply([](MessagePackWriter&) { throw std::runtime_error("no"); }),
@@ -628,16 +670,20 @@ TEST_CASE("server backpressure over TCP: a peer that never reads cannot make the
     return std::exchange(last, now) == now && now > 0;
   }));
   CHECK(calls.load() < static_cast<int>(kRequests) / 4);
-  std::promise<std::size_t> pending;
+  std::promise<std::pair<std::size_t, bool>> pending;
   {
     std::lock_guard<std::mutex> g(m);
     REQUIRE(serverSide != nullptr);
-    serverSide->executor().execute(
-        [&, ch = serverSide] { pending.set_value(ch->pendingWriteBytes()); });
+    serverSide->executor().execute([&, ch = serverSide] {
+      pending.set_value({ch->pendingWriteBytes(), ch->isAutoRead()});
+    });
   }
-  const std::size_t queued = pending.get_future().get();
+  const std::pair<std::size_t, bool> state = pending.get_future().get();
+  const std::size_t queued = state.first;
+  const bool reading = state.second;
   INFO("bytes queued on the server: " << queued);
   CHECK(queued < 256 * 1024);  // high water mark (64 KiB) + a batch, not megabytes
+  CHECK_FALSE(reading);        // and it stopped reading the requests it cannot answer yet
 
   // Now read everything: every response arrives, in order, each a 16 KiB bin.
   std::vector<std::byte> got;

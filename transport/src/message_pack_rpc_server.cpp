@@ -26,6 +26,7 @@ struct StringHash {
 };
 }  // namespace
 
+namespace {
 /// bytes must be exactly one MessagePack value (what a method wrote as its result or error);
 /// throws std::runtime_error naming the method otherwise.
 void checkOneValue(std::span<const std::byte> bytes, std::string_view method) {
@@ -55,6 +56,7 @@ std::string internalError(std::string_view what) {
   }
   return s;
 }
+}  // namespace
 
 struct RpcMethodEntry {
   MessagePackRpcServer::Method sync;
@@ -97,7 +99,7 @@ struct RpcConnection : std::enable_shared_from_this<RpcConnection> {
   bool inRead = false;  // inside channelRead..channelReadComplete (or a resume): flushed there
   bool flushScheduled = false;
   bool pendingFlush = false;
-  std::size_t callsInFlight = 0;  // async calls started and not yet completed (any thread)
+  std::size_t callsInFlight = 0;  // async calls started and not yet seen completed here
 
   // ---- any thread, under mutex
   std::mutex mutex;
@@ -113,8 +115,8 @@ struct RpcConnection : std::enable_shared_from_this<RpcConnection> {
   /// loop has seen it complete.
   void complete(ByteBuf buf) {
     if (onLoop()) {
+      callDone(1);  // first: counted even if the write below throws
       if (buf.isValid()) writeOnLoop(std::move(buf));
-      callDone(1);
       return;
     }
     std::lock_guard<std::mutex> g(mutex);
@@ -128,6 +130,9 @@ struct RpcConnection : std::enable_shared_from_this<RpcConnection> {
     } catch (const RejectedExecutionError&) {
       queue.clear();  // the loop has shut down: the channel is closed
       drainScheduled = false;
+    } catch (...) {
+      drainScheduled = false;  // the next completion tries again
+      throw;
     }
   }
 
@@ -161,13 +166,13 @@ struct RpcConnection : std::enable_shared_from_this<RpcConnection> {
       completed = std::exchange(completedOffLoop, 0);
       drainScheduled = false;
     }
+    callDone(completed);
     if (ctx == nullptr || !open) return;
     for (ByteBuf& b : bufs) ctx->write(std::move(b));
     if (!inRead)
       ctx->flush();
     else
       pendingFlush = true;
-    callDone(completed);
   }
 
   void detach() {
@@ -202,8 +207,11 @@ class RpcServerHandler final : public ChannelHandler {
     conn_->handler = this;
     RpcServerState::bump(state_->connections);
   }
-  void handlerRemoved(ChannelHandlerContext&) override {
+  void handlerRemoved(ChannelHandlerContext& ctx) override {
     deferred_.clear();
+    // Removed from a live channel while paused: give reading back (nothing else would).
+    if (paused_ && ctx.channel().isOpen()) ctx.channel().setAutoRead(autoReadBeforePause_);
+    paused_ = false;
     if (conn_) conn_->detach();
   }
 
@@ -215,8 +223,13 @@ class RpcServerHandler final : public ChannelHandler {
     try {
       conn_->executor->execute([conn = conn_] {
         if (conn->handler == nullptr || conn->ctx == nullptr) return;
-        conn->handler->resumeScheduled_ = false;
-        conn->handler->processDeferred(*conn->ctx);
+        RpcServerHandler& h = *conn->handler;
+        h.resumeScheduled_ = false;
+        try {
+          h.processDeferred(*conn->ctx);
+        } catch (...) {  // no pipeline around this task to report it: close like a read would
+          h.protocolError(*conn->ctx, std::current_exception());
+        }
       });
     } catch (const RejectedExecutionError&) {
       resumeScheduled_ = false;  // the loop has shut down: the channel is closing
@@ -242,6 +255,8 @@ class RpcServerHandler final : public ChannelHandler {
     if (!deferred_.empty() || !gateOpen(ctx)) {
       deferred_.push_back(std::move(m));
       pause(ctx);
+      // Off again if another handler turned reading on meanwhile: what waits stays bounded.
+      if (ctx.channel().isAutoRead()) ctx.channel().setAutoRead(false);
       return;
     }
     dispatch(ctx, std::move(m));
@@ -288,21 +303,34 @@ class RpcServerHandler final : public ChannelHandler {
   /// Processes deferred requests while the gate is open; resumes reading when none is left.
   void processDeferred(ChannelHandlerContext& ctx) {
     if (processing_ || !paused_) return;
-    processing_ = true;
     const bool wasInRead = conn_->inRead;
-    conn_->inRead = true;  // replies made meanwhile are flushed below, once
-    while (!deferred_.empty() && conn_->open && gateOpen(ctx)) {
-      RpcMessage m = std::move(deferred_.front());
-      deferred_.pop_front();
-      dispatch(ctx, std::move(m));
-      writeBatchIfLarge(ctx);
-    }
-    conn_->inRead = wasInRead;
-    if (!wasInRead) {
-      writeBatch(ctx);
-      conn_->flushNow();
-    }
-    processing_ = false;
+    // Whatever a dispatch throws (it is reported by the caller), the flags go back.
+    struct Restore {
+      RpcServerHandler& h;
+      bool inRead;
+      ~Restore() {
+        h.processing_ = false;
+        h.conn_->inRead = inRead;
+      }
+    } restore{*this, wasInRead};
+    // Loops again when the channel became writable while the last pass flushed (a writability
+    // event arriving during a pass is ignored there: processing_ is set).
+    do {
+      processing_ = true;
+      conn_->inRead = true;  // replies made meanwhile are flushed below, once
+      while (!deferred_.empty() && conn_->open && gateOpen(ctx)) {
+        RpcMessage m = std::move(deferred_.front());
+        deferred_.pop_front();
+        dispatch(ctx, std::move(m));
+        writeBatchIfLarge(ctx);
+      }
+      conn_->inRead = wasInRead;
+      if (!wasInRead) {
+        writeBatch(ctx);
+        conn_->flushNow();
+      }
+      processing_ = false;
+    } while (!deferred_.empty() && conn_->open && gateOpen(ctx));
     if (deferred_.empty() && conn_->open) {
       paused_ = false;
       ctx.channel().setAutoRead(autoReadBeforePause_);
@@ -475,15 +503,20 @@ RpcCall& RpcCall::operator=(RpcCall&& other) noexcept {
 
 RpcCall::~RpcCall() {
   if (completed_ || !conn_ || !msg_) return;
-  if (isNotification()) {
-    conn_->complete(ByteBuf());  // nothing to answer, but no longer in flight
-    return;
+  if (!isNotification()) {
+    detail::RpcServerState::bump(conn_->state->droppedCalls);
+    try {
+      replyError(fmt::format("NoReplyError: {} dropped its call without replying", method()));
+      return;
+    } catch (...) {
+      // Destructors must not throw; the client's timeout is the last resort. The call still
+      // stops counting against maxConcurrentCalls below.
+    }
   }
-  detail::RpcServerState::bump(conn_->state->droppedCalls);
+  if (completed_) return;  // replyError got as far as handing the call over
   try {
-    replyError(fmt::format("NoReplyError: {} dropped its call without replying", method()));
+    conn_->complete(ByteBuf());  // nothing (more) to answer, but no longer in flight
   } catch (...) {
-    // Destructors must not throw; the client's timeout is the last resort.
   }
 }
 
@@ -517,6 +550,10 @@ void RpcCall::finishReply(ByteBuf buf) {
 
 void RpcCall::finishWrittenReply(ByteBuf buf, std::size_t valueStart, bool isError) {
   const std::size_t end = buf.readableBytes() - (isError ? 1 : 0);  // an error ends with nil
+  // An error of nil would read as success: refused like an empty one, the call left open.
+  if (isError && end - valueStart == 1 && buf.readableSpan()[valueStart] == std::byte{0xc0})
+      [[unlikely]]
+    detail::throwRpcEmptyError();
   try {
     detail::checkOneValue(buf.readableSpan().subspan(valueStart, end - valueStart), method());
   } catch (const std::exception& e) {
@@ -525,7 +562,7 @@ void RpcCall::finishWrittenReply(ByteBuf buf, std::size_t valueStart, bool isErr
     writeRpcError(w, msgid(), detail::internalError(e.what()));
     isError = true;
   }
-  if (isError) detail::RpcServerState::bump(conn_->state->errorResponses);
+  if (isError && !isNotification()) detail::RpcServerState::bump(conn_->state->errorResponses);
   finishReply(std::move(buf));
 }
 

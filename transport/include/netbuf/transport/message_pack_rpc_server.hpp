@@ -142,7 +142,8 @@ class RpcCall {
   void replyError(std::string_view message);
   void replyError(const RpcError& error);
   /// The error value written by fn: exactly one value, not nil (EncoderError when fn writes
-  /// nothing; more than one value or an invalid one answers "InternalError: ..." instead).
+  /// nothing or only nil, and the call stays open; more than one value or an invalid one answers
+  /// "InternalError: ..." instead).
   template <RpcValueWriter F>
   void replyError(F&& fn) {
     ByteBuf buf = beginReply();
