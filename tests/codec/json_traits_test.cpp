@@ -102,6 +102,46 @@ TEST_CASE("small hash as a struct: sorted fields give the canonical bytes") {
   CHECK(json::toString(d.root(), {.canonical = true}) == json::serializeToString(s));
 }
 
+TEST_CASE("canonical mode: maps and out-of-order fields come out in RFC 8785 order") {
+  // The User struct lists its fields unsorted; canonical output must equal the canonical tree.
+  const testns::User u = sampleUser();
+  const std::string plain = json::serializeToString(u);
+  const std::string canon = json::serializeToString(u, {.canonical = true});
+  Document d = json::parse(plain);
+  CHECK(canon == json::toString(d.root(), {.canonical = true}));
+  CHECK(canon.rfind(R"({"admin":true,"age":-36,"counters":{"a":-1,"b":2},"email":null,)", 0) == 0);
+  CHECK(json::deserialize<testns::User>(canon) == u);
+
+  // std::map's byte order is not RFC 8785's: U+1F600 (UTF-16 D83D DE00) sorts before U+E000,
+  // though its UTF-8 lead byte F0 is above EE.
+  const std::string pua = "\xEE\x80\x80";        // U+E000
+  const std::string emoji = "\xF0\x9F\x98\x80";  // U+1F600
+  const std::map<std::string, int> m = {{pua, 1}, {emoji, 2}, {"a", 3}};
+  CHECK(json::serializeToString(m) == "{\"a\":3,\"" + pua + "\":1,\"" + emoji + "\":2}");
+  CHECK(json::serializeToString(m, {.canonical = true}) ==
+        "{\"a\":3,\"" + emoji + "\":2,\"" + pua + "\":1}");
+  CHECK(json::compareUtf16(emoji, pua) < 0);
+  CHECK(json::compareUtf16(pua, emoji) > 0);
+  CHECK(json::compareUtf16("a", "a") == 0);
+  CHECK(json::compareUtf16("a", "ab") < 0);
+
+  // unordered_map: whatever its iteration order, canonical output is sorted.
+  std::unordered_map<std::string, int> um;
+  for (int i = 0; i < 50; ++i) {
+    std::string key = "k";
+    key += std::to_string(i);  // (operator+ here trips g++ 12's -Wrestrict false positive)
+    um[key] = i;
+  }
+  const std::string out = json::serializeToString(um, {.canonical = true});
+  Document ud = json::parse(out);
+  CHECK(json::toString(ud.root(), {.canonical = true}) == out);  // already canonical
+  CHECK(out.rfind(R"({"k0":0,"k1":1,"k10":10,)", 0) == 0);
+  // One member or none: nothing to sort.
+  CHECK(json::serializeToString(std::map<std::string, int>{}, {.canonical = true}) == "{}");
+  CHECK(json::serializeToString(std::map<std::string, int>{{"x", 1}}, {.canonical = true}) ==
+        R"({"x":1})");
+}
+
 TEST_CASE("built-in types") {
   CHECK(json::serializeToString(std::vector<int>{1, -2}) == "[1,-2]");
   CHECK(json::serializeToString(std::array<std::uint8_t, 2>{255, 0}) == "[255,0]");

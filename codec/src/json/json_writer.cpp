@@ -887,6 +887,8 @@ void write(const Value& v, ByteBuf& out, const JsonWriteOptions& options) {
   }
 }
 
+int compareUtf16(std::string_view a, std::string_view b) noexcept { return utf16Compare(a, b); }
+
 std::string toString(const Value& v, const JsonWriteOptions& options) {
   ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(256);
   write(v, buf, options);

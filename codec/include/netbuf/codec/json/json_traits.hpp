@@ -19,20 +19,22 @@
 //    std::string), and the input must outlive the view;
 //  - std::vector<T>, std::array<T, N> (exactly N elements, else TypeMismatch), std::pair and
 //    std::tuple (arrays of their size); std::map / std::unordered_map with std::string keys
-//    (objects; a repeated key keeps the last value); std::optional<T> (null when empty; reading
-//    null gives nullopt).
+//    (objects, in the container's order, or RFC 8785's with JsonWriteOptions::canonical; a
+//    repeated key read keeps the last value); std::optional<T> (null when empty; reading null
+//    gives nullopt).
 // NETBUF_JSON_FIELDS(Type, field...) (1 to 16 fields) writes a struct as an object keyed by the
-// field names in the listed order (list them sorted to get RFC 8785 canonical member order with
-// JsonWriteOptions::canonical). Reading accepts the keys in any order; unknown keys are skipped
-// (JsonReader::skipValue: structure, UTF-8, depth and limits still checked); a missing key leaves
-// the field as it was (its default for a fresh T); a repeated key: the last one wins (each
-// occurrence is read into the field in turn), as in NETBUF_MSGPACK_FIELDS.
+// field names in the listed order, or in RFC 8785 order with JsonWriteOptions::canonical (fields
+// listed already sorted cost nothing extra). Reading accepts the keys in any order; unknown keys
+// are skipped (JsonReader::skipValue: structure, UTF-8, depth and limits still checked); a missing
+// key leaves the field as it was (its default for a fresh T); a repeated key: the last one wins
+// (each occurrence is read into the field in turn), as in NETBUF_MSGPACK_FIELDS.
 //
 // Errors: JsonError from the reader (TypeMismatch and NumberOutOfRange with the offset of the
 // offending value, Syntax, UnexpectedEnd for truncated input, DepthLimit, the size limits ...) and
 // EncoderError from the writer. deserialize() also requires the end of the input after the value
 // (TrailingContent). A failed read may leave the target partly assigned; serialize() restores
 // out's writerIndex on error.
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -246,9 +248,24 @@ struct MapTraits {
                 "JSON object keys are strings: use std::string keys");
   static void write(JsonStreamWriter& w, const M& m) {
     w.beginObject();
-    for (const auto& [k, v] : m) {
-      w.key(k);
-      json::writeValue(w, v);
+    if (w.options().canonical && m.size() > 1) {
+      // RFC 8785 order (UTF-16 code units), not the container's: neither an unordered_map's
+      // order nor std::map's byte order is canonical. Keys are unique, so no duplicate check.
+      std::vector<const typename M::value_type*> order;
+      order.reserve(m.size());
+      for (const auto& e : m) order.push_back(&e);
+      std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+        return json::compareUtf16(a->first, b->first) < 0;
+      });
+      for (const auto* e : order) {
+        w.key(e->first);
+        json::writeValue(w, e->second);
+      }
+    } else {
+      for (const auto& [k, v] : m) {
+        w.key(k);
+        json::writeValue(w, v);
+      }
     }
     w.endObject();
   }
@@ -271,9 +288,38 @@ struct JsonFields {
   static void write(JsonStreamWriter& w, const T& obj,
                     std::initializer_list<std::string_view> names, F T::*... members) {
     w.beginObject();
-    auto it = names.begin();
-    ((w.key(*it++), json::writeValue(w, obj.*members)), ...);
+    if (w.options().canonical && !sorted(names)) {
+      writeCanonical(w, obj, names, members...);
+    } else {
+      auto it = names.begin();
+      ((w.key(*it++), json::writeValue(w, obj.*members)), ...);
+    }
     w.endObject();
+  }
+  static bool sorted(std::initializer_list<std::string_view> names) noexcept {
+    const std::string_view* name = names.begin();
+    for (std::size_t i = 1; i < names.size(); ++i) {
+      if (json::compareUtf16(name[i - 1], name[i]) >= 0) return false;
+    }
+    return true;
+  }
+  /// Fields listed out of RFC 8785 order, in canonical mode: written in that order (the names
+  /// are the members' own, so unique).
+  static void writeCanonical(JsonStreamWriter& w, const T& obj,
+                             std::initializer_list<std::string_view> names, F T::*... members) {
+    constexpr std::size_t n = sizeof...(F);
+    std::array<std::size_t, n> order{};
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    const std::string_view* name = names.begin();
+    std::sort(order.begin(), order.end(), [name](std::size_t a, std::size_t b) {
+      return json::compareUtf16(name[a], name[b]) < 0;
+    });
+    for (std::size_t p = 0; p < n; ++p) {
+      const std::size_t want = order[p];
+      w.key(name[want]);
+      std::size_t i = 0;
+      ((i++ == want ? json::writeValue(w, obj.*members) : void()), ...);
+    }
   }
   static void read(JsonReader& r, T& obj, std::initializer_list<std::string_view> names,
                    F T::*... members) {

@@ -171,5 +171,10 @@ std::string toString(const Value& v, const JsonWriteOptions& options = {});
 /// have room for 32 chars; returns the end. d must be finite.
 char* formatEcmaScript(double d, char* out) noexcept;
 
+/// Three-way comparison (<0, 0, >0) of two UTF-8 strings by their UTF-16 code units: RFC 8785's
+/// member order, which canonical mode writes. It differs from byte order only where a character
+/// above U+FFFF meets one in U+E000..U+FFFF.
+int compareUtf16(std::string_view a, std::string_view b) noexcept;
+
 }  // namespace json
 }  // namespace netbuf
