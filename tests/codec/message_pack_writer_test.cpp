@@ -593,6 +593,41 @@ TEST_CASE("MessagePackWriter: appends to a buffer that already holds bytes; byte
   CHECK(w.options().zeroCopyThreshold == 4096);
 }
 
+TEST_CASE("MessagePackWriter: short strings at every length, non-ASCII at every position") {
+  // Strings under 32 bytes are copied and checked for ASCII in one pass; anything else (a valid
+  // multi-byte character or an invalid byte, wherever it sits) must still take the validator.
+  for (std::size_t n = 0; n <= 40; ++n) {
+    CAPTURE(n);
+    const std::string ascii(n, 'q');
+    const std::string plain = bytesOf([&](MessagePackWriter& w) { w.packStr(ascii); });
+    const std::size_t head = n < 32 ? 1 : 2;
+    REQUIRE(plain.size() == head + n);
+    CHECK(std::memcmp(plain.data() + head, ascii.data(), n) == 0);
+    for (std::size_t at = 0; at + 2 <= n; ++at) {
+      CAPTURE(at);
+      std::string twoByte = ascii;
+      twoByte.replace(at, 2, "\xc3\xa9");  // still n bytes, valid UTF-8
+      const std::string out = bytesOf([&](MessagePackWriter& w) { w.packStr(twoByte); });
+      REQUIRE(out.size() == head + n);
+      CHECK(std::memcmp(out.data() + head, twoByte.data(), n) == 0);
+    }
+    for (std::size_t at = 0; at < n; ++at) {
+      CAPTURE(at);
+      std::string bad = ascii;
+      bad[at] = '\xff';
+      ByteBuf buf = Unpooled::buffer();
+      MessagePackWriter w(buf);
+      try {
+        w.packStr(bad);
+        FAIL("expected EncoderError");
+      } catch (const EncoderError& e) {
+        CHECK(e.offset() == at);
+      }
+      CHECK(buf.readableBytes() == 0);  // the copy made while checking is not committed
+    }
+  }
+}
+
 TEST_CASE("MessagePackWriter: a full buffer fails with the buffer's IndexOutOfBoundsError") {
   ByteBuf out = Unpooled::buffer(4, 8);
   MessagePackWriter w(out);

@@ -120,26 +120,39 @@ inline void copySmall(std::byte* dst, const char* src, std::size_t n) noexcept {
     dst[n - 1] = static_cast<std::byte>(src[n - 1]);
   }
 }
-/// True when the n <= 16 bytes at p are all ASCII (then they are valid UTF-8 without calling the
-/// vectorised validator); false for longer input or any byte >= 0x80.
-inline bool isSmallAscii(const char* p, std::size_t n) noexcept {
+/// Copies n < 32 bytes like copySmall and returns whether they were all ASCII (valid UTF-8 with
+/// no further check): one pass of loads for both jobs. The bytes are copied either way.
+inline bool copySmallAscii(std::byte* dst, const char* src, std::size_t n) noexcept {
   if (n >= 8) {
-    if (n > 16) return false;
-    std::uint64_t a, c;
-    std::memcpy(&a, p, 8);
-    std::memcpy(&c, p + n - 8, 8);
-    return ((a | c) & 0x8080808080808080ULL) == 0;
+    std::uint64_t a, c, e = 0, f = 0;
+    if (n >= 16) {
+      std::memcpy(&e, src + 8, 8);
+      std::memcpy(&f, src + n - 16, 8);
+      std::memcpy(dst + 8, &e, 8);
+      std::memcpy(dst + n - 16, &f, 8);
+    }
+    std::memcpy(&a, src, 8);
+    std::memcpy(&c, src + n - 8, 8);
+    std::memcpy(dst, &a, 8);
+    std::memcpy(dst + n - 8, &c, 8);
+    return ((a | c | e | f) & 0x8080808080808080ULL) == 0;
   }
   if (n >= 4) {
     std::uint32_t a, c;
-    std::memcpy(&a, p, 4);
-    std::memcpy(&c, p + n - 4, 4);
+    std::memcpy(&a, src, 4);
+    std::memcpy(&c, src + n - 4, 4);
+    std::memcpy(dst, &a, 4);
+    std::memcpy(dst + n - 4, &c, 4);
     return ((a | c) & 0x80808080U) == 0;
   }
   if (n == 0) return true;
-  const unsigned acc = static_cast<unsigned char>(p[0]) | static_cast<unsigned char>(p[n / 2]) |
-                       static_cast<unsigned char>(p[n - 1]);  // covers every byte of n <= 3
-  return acc < 0x80;
+  const auto x = static_cast<unsigned char>(src[0]);
+  const auto y = static_cast<unsigned char>(src[n / 2]);
+  const auto z = static_cast<unsigned char>(src[n - 1]);  // covers every byte of n <= 3
+  dst[0] = static_cast<std::byte>(x);
+  dst[n / 2] = static_cast<std::byte>(y);
+  dst[n - 1] = static_cast<std::byte>(z);
+  return (x | y | z) < 0x80;
 }
 }  // namespace detail::mpw
 
@@ -227,8 +240,16 @@ class MessagePackWriter {
     return commit(9);
   }
   MessagePackWriter& packStr(std::string_view utf8) {
-    if (!detail::mpw::isSmallAscii(utf8.data(), utf8.size())) [[unlikely]]
-      validateUtf8(utf8);
+    const std::size_t n = utf8.size();
+    if (n < 32) [[likely]] {
+      // Copied and checked in one pass; committed only when the bytes were ASCII.
+      std::byte* p = reserve(n + 1);
+      if (detail::mpw::copySmallAscii(p + 1, utf8.data(), n)) [[likely]] {
+        p[0] = detail::mpw::b(0xa0 | static_cast<unsigned>(n));
+        return commit(n + 1);
+      }
+    }
+    validateUtf8(utf8);
     return packStrUnchecked(utf8);
   }
   MessagePackWriter& packStr(std::u16string_view utf16);
