@@ -401,3 +401,168 @@ TEST_CASE("strings inside containers are written as a top-level string is, in ev
     CHECK_THROWS_AS(json::toString(d.map({{Value::strView("k"), bad}}), o), EncoderError);
   }
 }
+
+namespace {
+
+/// Drives a JsonStreamWriter over v's structure (what a hand-written serializer does).
+void streamValue(JsonStreamWriter& w, const Value& v) {
+  switch (v.type()) {
+    case ValueType::Nil:
+      w.null();
+      return;
+    case ValueType::Bool:
+      w.value(v.asBool());
+      return;
+    case ValueType::Int:
+      w.valueInt(v.asInt64());
+      return;
+    case ValueType::UInt:
+      w.valueUInt(v.asUInt64());
+      return;
+    case ValueType::Float64:
+      w.value(v.asDouble());
+      return;
+    case ValueType::Str:
+      w.value(v.asStr());
+      return;
+    case ValueType::Array:
+      w.beginArray();
+      for (const Value& e : v.asArray()) streamValue(w, e);
+      w.endArray();
+      return;
+    case ValueType::Map:
+      w.beginObject();
+      for (const Member& m : v.asMap()) {
+        w.key(m.key.asStr());
+        streamValue(w, m.value);
+      }
+      w.endObject();
+      return;
+    default:
+      FAIL("unexpected type in the generated tree");
+  }
+}
+
+/// Random trees: strings of every short length with and without bytes to escape or non-ASCII,
+/// integers around 2^53 and the 64-bit edges, nesting beyond 15 levels; map keys unique and in
+/// RFC 8785 order (so that canonical stream output, which keeps call order, can be compared).
+struct TreeGen {
+  std::mt19937_64 rng;
+  Document& doc;
+  std::string text() {
+    static const char* const pieces[] = {
+        "a",  "Z",    "7",    " ",        "\"",           "\\",
+        "\n", "\x01", "\x7f", "\xc3\xa9", "\xe2\x88\x8f", "\xf0\x9f\x98\x80"};
+    const std::size_t n = rng() % 20;
+    std::string s;
+    const bool plain = rng() % 3 != 0;
+    for (std::size_t i = 0; i < n; ++i) s += plain ? pieces[rng() % 3] : pieces[rng() % 12];
+    return s;
+  }
+  Value scalar() {
+    switch (rng() % 8) {
+      case 0:
+        return Value::nil();
+      case 1:
+        return Value::boolean(rng() % 2 == 0);
+      case 2:
+        return Value::integer(static_cast<std::int64_t>(rng() % 2000) - 1000);
+      case 3: {
+        const std::int64_t edges[] = {INT64_MIN, INT64_MAX, (std::int64_t{1} << 53),
+                                      (std::int64_t{1} << 53) + 1, -(std::int64_t{1} << 53) - 1};
+        return Value::integer(edges[rng() % 5]);
+      }
+      case 4:
+        return Value::uinteger(rng() % 2 == 0 ? UINT64_MAX : (std::uint64_t{1} << 53) + 2);
+      case 5:
+        return Value::float64(static_cast<double>(rng() % 100000) / 64.0);
+      default:
+        return doc.str(text());
+    }
+  }
+  Value tree(int depth) {
+    if (depth > 20 || rng() % 4 == 0) return scalar();
+    const std::size_t n = rng() % 5;
+    if (rng() % 2 == 0) {
+      std::vector<Value> elems;
+      for (std::size_t i = 0; i < n; ++i) elems.push_back(tree(depth + 1));
+      return doc.array(elems);
+    }
+    std::vector<std::string> keys;
+    for (std::size_t i = 0; i < n; ++i) keys.push_back(text() + std::to_string(i));
+    std::sort(keys.begin(), keys.end(), [](const std::string& a, const std::string& b) {
+      return json::compareUtf16(a, b) < 0;
+    });
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    std::vector<Member> members;
+    for (const std::string& k : keys) members.push_back({doc.str(k), tree(depth + 1)});
+    return doc.map(members);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("JsonStreamWriter writes what json::write writes, randomised, in every mode") {
+  const std::uint64_t seed = std::random_device{}();
+  INFO("seed " << seed);
+  Document doc;
+  TreeGen gen{std::mt19937_64(seed), doc};
+  const std::vector<JsonWriteOptions> modes = {
+      {}, {.pretty = true}, {.escapeNonAscii = true}, {.canonical = true}, {.maxDepth = 8}};
+  for (int round = 0; round < 400; ++round) {
+    const Value v = gen.tree(0);
+    for (const JsonWriteOptions& o : modes) {
+      std::string expected;
+      bool expectError = false;
+      try {
+        expected = json::toString(v, o);
+      } catch (const EncoderError&) {
+        expectError = true;  // maxDepth exceeded
+      }
+      ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(8);  // small: growth on the way
+      JsonStreamWriter w(buf, o);
+      if (expectError) {
+        CHECK_THROWS_AS(streamValue(w, v), EncoderError);
+        continue;
+      }
+      streamValue(w, v);
+      CHECK(w.done());
+      CHECK(w.depth() == 0);
+      CHECK(buf.readableStringView() == expected);
+    }
+  }
+}
+
+TEST_CASE("JsonStreamWriter: misuse is caught on the inline paths too") {
+  ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(64);
+  JsonStreamWriter w(buf);
+  w.value("top");  // a top-level string (inline path)
+  CHECK(w.done());
+  CHECK_THROWS_AS(w.value("again"), EncoderError);  // a second top-level value
+  CHECK_THROWS_AS(w.valueInt(1), EncoderError);
+  CHECK_THROWS_AS(w.beginArray(), EncoderError);
+  CHECK(buf.readableStringView() == "\"top\"");
+
+  ByteBuf b2 = ByteBufAllocator::defaultAllocator().buffer(64);
+  JsonStreamWriter o(b2);
+  o.beginObject();
+  CHECK_THROWS_AS(o.value("no key"), EncoderError);
+  CHECK_THROWS_AS(o.endArray(), EncoderError);
+  o.key("k");
+  CHECK_THROWS_AS(o.key("k2"), EncoderError);
+  CHECK_THROWS_AS(o.endObject(), EncoderError);  // a key without its value
+  o.value("v");
+  CHECK_THROWS_AS(o.value("v2"), EncoderError);  // a second value for one key
+  o.endObject();
+  CHECK(b2.readableStringView() == R"({"k":"v"})");
+
+  ByteBuf b3 = ByteBufAllocator::defaultAllocator().buffer(64);
+  JsonStreamWriter a(b3);
+  a.beginArray();
+  CHECK_THROWS_AS(a.key("k"), EncoderError);  // a key in an array
+  CHECK_THROWS_AS(a.endObject(), EncoderError);
+  a.valueInt(-5);
+  a.valueUInt(7);
+  a.endArray();
+  CHECK(b3.readableStringView() == "[-5,7]");
+}

@@ -107,16 +107,6 @@ int utf16CompareSlow(std::string_view a, std::string_view b) noexcept {
   return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
 }
 
-/// The common case inline: first bytes differ and both are ASCII.
-inline int utf16Compare(std::string_view a, std::string_view b) noexcept {
-  if (!a.empty() && !b.empty()) {
-    const auto x = static_cast<unsigned char>(a[0]);
-    const auto y = static_cast<unsigned char>(b[0]);
-    if (x != y && (x | y) < 0x80) return x < y ? -1 : 1;
-  }
-  return utf16CompareSlow(a, b);
-}
-
 constexpr char kHex[] = "0123456789abcdef";
 
 inline char* writeU4(char* w, unsigned u) noexcept {
@@ -129,12 +119,10 @@ inline char* writeU4(char* w, unsigned u) noexcept {
   return w + 6;
 }
 
-// Escape for bytes below 0x80: 0 = none, 'u' = \u00xx, else the letter after '\'. plain[c]: byte
-// c is copied as is in every mode (ASCII, not '"', '\\' or a control character).
+// Escape for bytes below 0x80: 0 = none, 'u' = \u00xx, else the letter after '\'.
 struct EscapeTable {
   char t[128];
-  bool plain[256];
-  constexpr EscapeTable() : t(), plain() {
+  constexpr EscapeTable() : t() {
     for (int c = 0; c < 0x20; ++c) t[c] = 'u';
     t[static_cast<unsigned char>('\b')] = 'b';
     t[static_cast<unsigned char>('\f')] = 'f';
@@ -143,70 +131,11 @@ struct EscapeTable {
     t[static_cast<unsigned char>('\t')] = 't';
     t[static_cast<unsigned char>('"')] = '"';
     t[static_cast<unsigned char>('\\')] = '\\';
-    for (int c = 0; c < 128; ++c) plain[c] = t[c] == 0;
   }
 };
 constexpr EscapeTable kEscape;
 
-// SWAR: nonzero when a byte of x needs more than a copy ('"', '\\', < 0x20 or >= 0x80). Exact as a
-// boolean (the borrow false positives only occur above a byte that is itself flagged).
-constexpr std::uint64_t kOnes64 = 0x0101010101010101ULL;
-constexpr std::uint64_t kHigh64 = 0x8080808080808080ULL;
-constexpr std::uint32_t kOnes32 = 0x01010101U;
-constexpr std::uint32_t kHigh32 = 0x80808080U;
-inline std::uint64_t special64(std::uint64_t x) noexcept {
-  const std::uint64_t q = x ^ (kOnes64 * '"');
-  const std::uint64_t b = x ^ (kOnes64 * '\\');
-  return (((x - kOnes64 * 0x20) & ~x) | ((q - kOnes64) & ~q) | ((b - kOnes64) & ~b) | x) & kHigh64;
-}
-inline std::uint32_t special32(std::uint32_t x) noexcept {
-  const std::uint32_t q = x ^ (kOnes32 * '"');
-  const std::uint32_t b = x ^ (kOnes32 * '\\');
-  return (((x - kOnes32 * 0x20) & ~x) | ((q - kOnes32) & ~q) | ((b - kOnes32) & ~b) | x) & kHigh32;
-}
-template <class U>
-inline U load(const char* p) noexcept {
-  U u;
-  std::memcpy(&u, p, sizeof u);
-  return u;
-}
-template <class U>
-inline void store(char* p, U u) noexcept {
-  std::memcpy(p, &u, sizeof u);
-}
-
-/// Copies [r, r + n), n < 16, to w when no byte needs escaping (overlapping word loads); returns
-/// false (nothing meaningful written) otherwise.
-inline bool copyPlainShort(const char* r, std::size_t n, char* w) noexcept {
-  if (n >= 8) {
-    const auto a = load<std::uint64_t>(r);
-    const auto b = load<std::uint64_t>(r + n - 8);
-    if ((special64(a) | special64(b)) != 0) return false;
-    store(w, a);
-    store(w + n - 8, b);
-    return true;
-  }
-  if (n >= 4) {
-    const auto a = load<std::uint32_t>(r);
-    const auto b = load<std::uint32_t>(r + n - 4);
-    if ((special32(a) | special32(b)) != 0) return false;
-    store(w, a);
-    store(w + n - 4, b);
-    return true;
-  }
-  if (n == 0) return true;
-  const char c0 = r[0];
-  const char c1 = r[n >> 1];
-  const char c2 = r[n - 1];
-  if (!(kEscape.plain[static_cast<unsigned char>(c0)] &
-        kEscape.plain[static_cast<unsigned char>(c1)] &
-        kEscape.plain[static_cast<unsigned char>(c2)]))
-    return false;
-  w[0] = c0;
-  w[n >> 1] = c1;
-  w[n - 1] = c2;
-  return true;
-}
+using json_detail::copyPlainShort;
 
 }  // namespace
 
@@ -650,7 +579,7 @@ void WriteRun::canonicalMap(std::span<const Member> members, std::size_t depth) 
       const std::string_view xk = x->key.asStr();
       std::size_t j = i;
       for (; j > 0; --j) {
-        const int c = utf16Compare(xk, sorted[j - 1]->key.asStr());
+        const int c = json::compareUtf16(xk, sorted[j - 1]->key.asStr());
         if (c > 0) break;
         if (c == 0) [[unlikely]]
           failDuplicate(xk);
@@ -660,7 +589,7 @@ void WriteRun::canonicalMap(std::span<const Member> members, std::size_t depth) 
     }
   } else {
     std::sort(sorted, sorted + n, [](const Member* a, const Member* b) {
-      return utf16Compare(a->key.asStr(), b->key.asStr()) < 0;
+      return json::compareUtf16(a->key.asStr(), b->key.asStr()) < 0;
     });
     for (std::size_t i = 1; i < n; ++i) {
       if (sorted[i]->key.asStr() == sorted[i - 1]->key.asStr()) [[unlikely]]
@@ -738,7 +667,7 @@ namespace {
 }  // namespace
 
 JsonStreamWriter::JsonStreamWriter(ByteBuf& out, const JsonWriteOptions& options)
-    : out_(out), options_(options) {}
+    : out_(out), options_(options), compact_(!options.pretty || options.canonical) {}
 
 // The separator and indentation before a value (or a container's opening).
 void JsonStreamWriter::beforeValue(WriteRun& run) {
@@ -785,12 +714,7 @@ void JsonStreamWriter::close(char c) {
   afterValue();
 }
 
-void JsonStreamWriter::beginObject() { open('{'); }
-void JsonStreamWriter::endObject() { close('}'); }
-void JsonStreamWriter::beginArray() { open('['); }
-void JsonStreamWriter::endArray() { close(']'); }
-
-void JsonStreamWriter::key(std::string_view name) {
+void JsonStreamWriter::keySlow(std::string_view name) {
   if (stack_.empty() || stack_.back() != '{') [[unlikely]]
     failMisuse("key() outside an object");
   if (afterKey_) [[unlikely]]
@@ -809,7 +733,7 @@ void JsonStreamWriter::key(std::string_view name) {
   afterKey_ = true;
 }
 
-void JsonStreamWriter::value(std::string_view s) {
+void JsonStreamWriter::stringSlow(std::string_view s) {
   WriteRun run(out_, options_, s.size() + 24);
   beforeValue(run);
   run.string(s);
@@ -853,7 +777,7 @@ void JsonStreamWriter::value(float f) {
   afterValue();
 }
 
-void JsonStreamWriter::valueInt(std::int64_t v) {
+void JsonStreamWriter::valueIntSlow(std::int64_t v) {
   WriteRun run(out_, options_, 64);
   beforeValue(run);
   run.integer(v);
@@ -861,7 +785,7 @@ void JsonStreamWriter::valueInt(std::int64_t v) {
   afterValue();
 }
 
-void JsonStreamWriter::valueUInt(std::uint64_t v) {
+void JsonStreamWriter::valueUIntSlow(std::uint64_t v) {
   WriteRun run(out_, options_, 64);
   beforeValue(run);
   run.uinteger(v);
@@ -887,7 +811,9 @@ void write(const Value& v, ByteBuf& out, const JsonWriteOptions& options) {
   }
 }
 
-int compareUtf16(std::string_view a, std::string_view b) noexcept { return utf16Compare(a, b); }
+int compareUtf16Slow(std::string_view a, std::string_view b) noexcept {
+  return utf16CompareSlow(a, b);
+}
 
 std::string toString(const Value& v, const JsonWriteOptions& options) {
   ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(256);

@@ -40,8 +40,10 @@
 // JsonStreamWriter (below) writes the same text from a sequence of calls instead of a Value tree:
 // the base of the typed API (json_traits.hpp).
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/codec/codec_errors.hpp>
 #include <netbuf/codec/value.hpp>
@@ -83,7 +85,69 @@ class JsonWriter {
 
 namespace json_detail {
 struct WriteRun;
+
+// Short-string helpers shared by the writer and JsonStreamWriter's inline fast paths.
+
+/// kPlainByte[c]: byte c is copied as is in every mode (ASCII, not '"', '\\' or a control).
+struct PlainByteTable {
+  bool v[256];
+  constexpr PlainByteTable() : v() {
+    for (int c = 0x20; c < 0x80; ++c) v[c] = c != '"' && c != '\\';
+  }
+};
+inline constexpr PlainByteTable kPlainByte{};
+
+// SWAR: nonzero when a byte of x needs more than a copy ('"', '\\', < 0x20 or >= 0x80). Exact as
+// a boolean (the borrow false positives only occur above a byte that is itself flagged).
+inline std::uint64_t special64(std::uint64_t x) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL;
+  const std::uint64_t q = x ^ (ones * '"');
+  const std::uint64_t b = x ^ (ones * '\\');
+  return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) | x) &
+         0x8080808080808080ULL;
 }
+inline std::uint32_t special32(std::uint32_t x) noexcept {
+  constexpr std::uint32_t ones = 0x01010101U;
+  const std::uint32_t q = x ^ (ones * '"');
+  const std::uint32_t b = x ^ (ones * '\\');
+  return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) | x) & 0x80808080U;
+}
+
+/// Copies [r, r + n), n < 16, to w when no byte needs escaping (overlapping word loads); returns
+/// false (nothing meaningful written) otherwise.
+inline bool copyPlainShort(const char* r, std::size_t n, char* w) noexcept {
+  if (n >= 8) {
+    std::uint64_t a, b;
+    std::memcpy(&a, r, 8);
+    std::memcpy(&b, r + n - 8, 8);
+    if ((special64(a) | special64(b)) != 0) return false;
+    std::memcpy(w, &a, 8);
+    std::memcpy(w + n - 8, &b, 8);
+    return true;
+  }
+  if (n >= 4) {
+    std::uint32_t a, b;
+    std::memcpy(&a, r, 4);
+    std::memcpy(&b, r + n - 4, 4);
+    if ((special32(a) | special32(b)) != 0) return false;
+    std::memcpy(w, &a, 4);
+    std::memcpy(w + n - 4, &b, 4);
+    return true;
+  }
+  if (n == 0) return true;
+  const char c0 = r[0];
+  const char c1 = r[n >> 1];
+  const char c2 = r[n - 1];
+  if (!(kPlainByte.v[static_cast<unsigned char>(c0)] &
+        kPlainByte.v[static_cast<unsigned char>(c1)] &
+        kPlainByte.v[static_cast<unsigned char>(c2)]))
+    return false;
+  w[0] = c0;
+  w[n >> 1] = c1;
+  w[n - 1] = c2;
+  return true;
+}
+}  // namespace json_detail
 
 /// Streaming JSON writer: appends one JSON value to a ByteBuf from a sequence of calls, without a
 /// Value tree (the typed API in json_traits.hpp is built on it).
@@ -113,14 +177,29 @@ class JsonStreamWriter {
  public:
   explicit JsonStreamWriter(ByteBuf& out, const JsonWriteOptions& options = {});
 
-  void beginObject();
-  void endObject();
-  void beginArray();
-  void endArray();
+  // The common calls (compact output, short plain strings, integers, containers inside a
+  // container) are inline fast paths; everything else goes through the out-of-line general code,
+  // which also reports misuse.
+  void beginObject() {
+    if (!openFast('{')) open('{');
+  }
+  void endObject() {
+    if (!closeFast('}')) close('}');
+  }
+  void beginArray() {
+    if (!openFast('[')) open('[');
+  }
+  void endArray() {
+    if (!closeFast(']')) close(']');
+  }
   /// The next member's key (in an object, before its value).
-  void key(std::string_view name);
+  void key(std::string_view name) {
+    if (!keyFast(name)) keySlow(name);
+  }
 
-  void value(std::string_view s);
+  void value(std::string_view s) {
+    if (!stringFast(s)) stringSlow(s);
+  }
   void value(const char* s) { value(std::string_view(s)); }
   void value(const std::string& s) { value(std::string_view(s)); }
   void value(bool b);
@@ -136,8 +215,14 @@ class JsonStreamWriter {
       valueUInt(static_cast<std::uint64_t>(v));
     }
   }
-  void valueInt(std::int64_t v);
-  void valueUInt(std::uint64_t v);
+  void valueInt(std::int64_t v) {
+    if (!(options_.canonical && (v > kMaxSafe || v < -kMaxSafe)) && numberFast(v)) return;
+    valueIntSlow(v);
+  }
+  void valueUInt(std::uint64_t v) {
+    if (!(options_.canonical && v > static_cast<std::uint64_t>(kMaxSafe)) && numberFast(v)) return;
+    valueUIntSlow(v);
+  }
   void null();
 
   /// Containers open now (0 at the top level).
@@ -147,13 +232,105 @@ class JsonStreamWriter {
   const JsonWriteOptions& options() const noexcept { return options_; }
 
  private:
+  static constexpr std::int64_t kMaxSafe = std::int64_t{1} << 53;  // canonical: exact integers
+
   void beforeValue(json_detail::WriteRun& run);
   void afterValue() noexcept { done_ = stack_.empty(); }
   void open(char c);
   void close(char c);
+  void keySlow(std::string_view name);
+  void stringSlow(std::string_view s);
+  void valueIntSlow(std::int64_t v);
+  void valueUIntSlow(std::uint64_t v);
+
+  // ---- fast paths: each returns false, having changed nothing, when the general code must run
+  /// The separator before a value inside a container in compact mode: 0 none, ',' a comma; -1
+  /// when the general code decides (the top level, pretty output, a value without its key).
+  int compactSeparator() const noexcept {
+    if (!compact_ || stack_.empty()) return -1;
+    if (stack_.back() == '{') return afterKey_ ? 0 : -1;
+    return first_ ? 0 : ',';
+  }
+  /// Where n bytes can go at out's writerIndex, or null (growth, read-only: the general code).
+  char* roomFor(std::size_t n) noexcept {
+    return out_.isWritable(n) ? reinterpret_cast<char*>(out_.writePtrUnchecked()) : nullptr;
+  }
+  bool openFast(char c) {
+    const int sep = compactSeparator();
+    if (sep < 0 || stack_.size() + 1 > options_.maxDepth || stack_.size() >= 15) return false;
+    char* w = roomFor(2);
+    if (w == nullptr) return false;
+    std::size_t k = 0;
+    if (sep != 0) w[k++] = ',';
+    w[k++] = c;
+    out_.advanceWriterUnchecked(k);
+    stack_.push_back(c);  // no allocation: at most 15 levels here (the string's inline room)
+    afterKey_ = false;
+    first_ = true;
+    return true;
+  }
+  bool closeFast(char c) {
+    if (!compact_ || stack_.empty() || stack_.back() != (c == '}' ? '{' : '[') || afterKey_)
+      return false;
+    char* w = roomFor(1);
+    if (w == nullptr) return false;
+    *w = c;
+    out_.advanceWriterUnchecked(1);
+    stack_.pop_back();
+    first_ = false;
+    done_ = stack_.empty();
+    return true;
+  }
+  bool keyFast(std::string_view name) {
+    const std::size_t n = name.size();
+    if (!compact_ || stack_.empty() || stack_.back() != '{' || afterKey_ || n >= 16) return false;
+    char* w = roomFor(n + 4);
+    if (w == nullptr) return false;
+    const std::size_t k = first_ ? 0 : 1;
+    if (!json_detail::copyPlainShort(name.data(), n, w + k + 1)) return false;
+    w[0] = ',';  // overwritten by the quote when k == 0
+    w[k] = '"';
+    w[k + n + 1] = '"';
+    w[k + n + 2] = ':';
+    out_.advanceWriterUnchecked(k + n + 3);
+    first_ = false;
+    afterKey_ = true;
+    return true;
+  }
+  bool stringFast(std::string_view s) {
+    const std::size_t n = s.size();
+    const int sep = compactSeparator();
+    if (sep < 0 || n >= 16) return false;
+    char* w = roomFor(n + 3);
+    if (w == nullptr) return false;
+    const std::size_t k = sep != 0 ? 1 : 0;
+    if (!json_detail::copyPlainShort(s.data(), n, w + k + 1)) return false;
+    w[0] = ',';  // overwritten by the quote when k == 0
+    w[k] = '"';
+    w[k + n + 1] = '"';
+    out_.advanceWriterUnchecked(k + n + 2);
+    afterKey_ = false;
+    first_ = false;
+    return true;
+  }
+  template <class T>
+  bool numberFast(T v) {
+    const int sep = compactSeparator();
+    if (sep < 0) return false;
+    char* w = roomFor(24);
+    if (w == nullptr) return false;
+    std::size_t k = 0;
+    if (sep != 0) w[k++] = ',';
+    char* e = std::to_chars(w + k, w + 24, v).ptr;
+    out_.advanceWriterUnchecked(static_cast<std::size_t>(e - w));
+    afterKey_ = false;
+    first_ = false;
+    return true;
+  }
 
   ByteBuf& out_;
   JsonWriteOptions options_;
+  bool compact_;           // no whitespace: not pretty, or canonical
   std::string stack_;      // '{' or '[' per open container
   bool first_ = true;      // no element written yet in the innermost container
   bool afterKey_ = false;  // in an object: key() written, its value not yet
@@ -171,10 +348,19 @@ std::string toString(const Value& v, const JsonWriteOptions& options = {});
 /// have room for 32 chars; returns the end. d must be finite.
 char* formatEcmaScript(double d, char* out) noexcept;
 
+/// compareUtf16's general case (out of line).
+int compareUtf16Slow(std::string_view a, std::string_view b) noexcept;
 /// Three-way comparison (<0, 0, >0) of two UTF-8 strings by their UTF-16 code units: RFC 8785's
 /// member order, which canonical mode writes. It differs from byte order only where a character
 /// above U+FFFF meets one in U+E000..U+FFFF.
-int compareUtf16(std::string_view a, std::string_view b) noexcept;
+inline int compareUtf16(std::string_view a, std::string_view b) noexcept {
+  if (!a.empty() && !b.empty()) {  // the common case inline: first bytes differ, both ASCII
+    const auto x = static_cast<unsigned char>(a[0]);
+    const auto y = static_cast<unsigned char>(b[0]);
+    if (x != y && (x | y) < 0x80) return x < y ? -1 : 1;
+  }
+  return compareUtf16Slow(a, b);
+}
 
 }  // namespace json
 }  // namespace netbuf
