@@ -634,6 +634,8 @@ TEST_CASE("MessagePackWriter: a full buffer fails with the buffer's IndexOutOfBo
   w.packUInt(1000);  // 3 bytes
   CHECK_THROWS_AS(w.packStr("0123456789"), IndexOutOfBoundsError);
   CHECK(w.bytesWritten() == 3);  // nothing of the failed item was written
+  // Invalid text is reported as such even where it would not fit either.
+  CHECK_THROWS_AS(w.packStr("0123456\xff"), EncoderError);
   CHECK_THROWS_AS(w.packUInt(UINT64_MAX), IndexOutOfBoundsError);
   w.packUInt(UINT32_MAX);  // exactly 5 bytes fit
   CHECK(out.readableBytes() == 8);

@@ -211,6 +211,11 @@ TEST_CASE("server: notifications never get a response") {
                    })
       .asyncMethod(
           "adrop", [&](RpcCall) { ++asyncCalls; }, 0)
+      .asyncMethod("aerr",
+                   [&](RpcCall call) {
+                     ++asyncCalls;
+                     call.replyError(std::string_view("not sent, not counted"));
+                   })
       .method(
           "one", [](std::span<const Value>, MessagePackWriter&) {}, 1);
   auto ch = embedded(rpc);
@@ -218,13 +223,15 @@ TEST_CASE("server: notifications never get a response") {
   ch->writeInbound(notification("log", {Value::nil()}));
   ch->writeInbound(notification("alog", {}));
   ch->writeInbound(notification("adrop", {}));    // dropped: no NoReplyError either
+  ch->writeInbound(notification("aerr", {}));     // an error reply to a notification: dropped
   ch->writeInbound(notification("unknown", {}));  // counted, ignored
   ch->writeInbound(notification("one", {}));      // wrong arity: counted, ignored
   CHECK(ch->outboundCount() == 0);
   CHECK(logged == 2);
-  CHECK(asyncCalls == 2);
+  CHECK(asyncCalls == 3);
   const RpcServerStats s = rpc.stats();
-  CHECK(s.notifications == 6);
+  CHECK(s.notifications == 7);
+  CHECK(s.errorResponses == 0);
   CHECK(s.unknownNotifications == 2);
   CHECK(s.droppedCalls == 0);
   CHECK(ch->isOpen());

@@ -131,7 +131,9 @@ struct RpcConnection : std::enable_shared_from_this<RpcConnection> {
       queue.clear();  // the loop has shut down: the channel is closed
       drainScheduled = false;
     } catch (...) {
-      drainScheduled = false;  // the next completion tries again
+      // Out of memory: the reply stays queued and the next completion schedules the drain; if
+      // this was the connection's last call it waits there (and holds its slot) until then.
+      drainScheduled = false;
       throw;
     }
   }
@@ -208,11 +210,18 @@ class RpcServerHandler final : public ChannelHandler {
     RpcServerState::bump(state_->connections);
   }
   void handlerRemoved(ChannelHandlerContext& ctx) override {
-    deferred_.clear();
-    // Removed from a live channel while paused: give reading back (nothing else would).
-    if (paused_ && ctx.channel().isOpen()) ctx.channel().setAutoRead(autoReadBeforePause_);
+    // Removed from a live channel while paused: give reading back (nothing else would), after
+    // detaching, so that a throwing read start cannot leave calls pointing at this handler.
+    const bool restore = paused_ && ctx.channel().isOpen();
     paused_ = false;
+    deferred_.clear();
     if (conn_) conn_->detach();
+    if (restore) {
+      try {
+        ctx.channel().setAutoRead(autoReadBeforePause_);
+      } catch (...) {  // nothing to report to: the handler is leaving the pipeline
+      }
+    }
   }
 
   /// Loop thread: an async call completed; a handler paused at the call limit goes on later (not
@@ -228,11 +237,17 @@ class RpcServerHandler final : public ChannelHandler {
         try {
           h.processDeferred(*conn->ctx);
         } catch (...) {  // no pipeline around this task to report it: close like a read would
-          h.protocolError(*conn->ctx, std::current_exception());
+          // (unless a method removed the handler meanwhile: then there is nobody to close for)
+          if (conn->handler == &h && conn->ctx != nullptr)
+            h.protocolError(*conn->ctx, std::current_exception());
         }
       });
     } catch (const RejectedExecutionError&) {
       resumeScheduled_ = false;  // the loop has shut down: the channel is closing
+    } catch (...) {
+      // Could not schedule the resume (out of memory): close rather than stay paused for good.
+      resumeScheduled_ = false;
+      if (conn_->ctx != nullptr) protocolError(*conn_->ctx, std::current_exception());
     }
   }
 
@@ -581,7 +596,7 @@ void RpcCall::replyError(const Value& error) {
     MessagePackWriter w(buf);
     writeRpcError(w, msgid(), error);
   }
-  detail::RpcServerState::bump(conn_->state->errorResponses);
+  if (!isNotification()) detail::RpcServerState::bump(conn_->state->errorResponses);
   finishReply(std::move(buf));
 }
 
@@ -591,7 +606,7 @@ void RpcCall::replyError(std::string_view message) {
     MessagePackWriter w(buf);
     writeRpcError(w, msgid(), message);
   }
-  detail::RpcServerState::bump(conn_->state->errorResponses);
+  if (!isNotification()) detail::RpcServerState::bump(conn_->state->errorResponses);
   finishReply(std::move(buf));
 }
 
@@ -601,7 +616,7 @@ void RpcCall::replyError(const RpcError& error) {
     MessagePackWriter w(buf);
     writeRpcError(w, msgid(), error);
   }
-  detail::RpcServerState::bump(conn_->state->errorResponses);
+  if (!isNotification()) detail::RpcServerState::bump(conn_->state->errorResponses);
   finishReply(std::move(buf));
 }
 

@@ -221,40 +221,26 @@ struct WriteRun {
     stringSlow(s, flagged);
   }
   void stringSlow(std::string_view s, bool flagged);
-  /// sep then the quoted string, with one room check for a short plain string (compact mode).
-  void sepString(char sep, std::string_view s, bool flagged) {
+  /// sep, the quoted string and, for a key, ':' (compact mode): one room check for a short plain
+  /// string.
+  void sepString(char sep, std::string_view s, bool flagged, bool isKey = false) {
     const std::size_t n = s.size();
     if (n < 16 && !flagged) {
-      need(19);
+      need(20);
       if (copyPlainShort(s.data(), n, w + 2)) {
         w[0] = sep;
         w[1] = '"';
         w[n + 2] = '"';
-        w += n + 3;
+        w[n + 3] = ':';  // inside the room; left past the end (and overwritten) unless a key
+        w += n + 3 + (isKey ? 1 : 0);
         return;
       }
     }
     put(sep);
     stringSlow(s, flagged);
+    if (isKey) put(':');
   }
-  /// sep, the quoted key and ':', with one room check for a short plain key (compact mode).
-  void sepKey(char sep, std::string_view k, bool flagged) {
-    const std::size_t n = k.size();
-    if (n < 16 && !flagged) {
-      need(20);
-      if (copyPlainShort(k.data(), n, w + 2)) {
-        w[0] = sep;
-        w[1] = '"';
-        w[n + 2] = '"';
-        w[n + 3] = ':';
-        w += n + 4;
-        return;
-      }
-    }
-    put(sep);
-    stringSlow(k, flagged);
-    put(':');
-  }
+  void sepKey(char sep, std::string_view k, bool flagged) { sepString(sep, k, flagged, true); }
   /// A container's element or member value: strings (the common leaves) without the call and
   /// type switch of value().
   void child(const Value& v, std::size_t depth) {

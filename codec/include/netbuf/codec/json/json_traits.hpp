@@ -248,9 +248,13 @@ struct MapTraits {
                 "JSON object keys are strings: use std::string keys");
   static void write(JsonStreamWriter& w, const M& m) {
     w.beginObject();
-    if (w.options().canonical && m.size() > 1) {
-      // RFC 8785 order (UTF-16 code units), not the container's: neither an unordered_map's
-      // order nor std::map's byte order is canonical. Keys are unique, so no duplicate check.
+    const auto byKey = [](const auto& a, const auto& b) {
+      return json::compareUtf16(a.first, b.first) < 0;
+    };
+    if (w.options().canonical && m.size() > 1 && !std::is_sorted(m.begin(), m.end(), byKey)) {
+      // RFC 8785 order (UTF-16 code units), not the container's: an unordered_map's order is
+      // arbitrary, and std::map's byte order differs where U+E000..U+FFFF meets characters above
+      // U+FFFF (already sorted: written as it is). Keys are unique, so no duplicate check.
       std::vector<const typename M::value_type*> order;
       order.reserve(m.size());
       for (const auto& e : m) order.push_back(&e);

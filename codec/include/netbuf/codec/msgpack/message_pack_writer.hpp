@@ -241,9 +241,10 @@ class MessagePackWriter {
   }
   MessagePackWriter& packStr(std::string_view utf8) {
     const std::size_t n = utf8.size();
-    if (n < 32) [[likely]] {
-      // Copied and checked in one pass; committed only when the bytes were ASCII.
-      std::byte* p = reserve(n + 1);
+    if (n < 32 && buf_->isWritable(n + 1)) [[likely]] {
+      // Copied and checked in one pass; committed only when the bytes were ASCII. (Only where
+      // the room is there already: growth, and its errors, come after validation, as before.)
+      std::byte* p = buf_->writePtrUnchecked();
       if (detail::mpw::copySmallAscii(p + 1, utf8.data(), n)) [[likely]] {
         p[0] = detail::mpw::b(0xa0 | static_cast<unsigned>(n));
         return commit(n + 1);
