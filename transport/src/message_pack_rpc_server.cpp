@@ -557,9 +557,13 @@ ByteBuf RpcCall::beginReply() {
   return conn_->alloc->buffer(64);
 }
 
-void RpcCall::finishReply(ByteBuf buf) {
+void RpcCall::finishReply(ByteBuf buf, bool isError) {
   completed_ = true;
-  if (isNotification()) buf.reset();  // discarded: nobody asked
+  if (isNotification()) {
+    buf.reset();  // discarded: nobody asked (and no error response is counted)
+  } else if (isError) {
+    detail::RpcServerState::bump(conn_->state->errorResponses);
+  }
   conn_->complete(std::move(buf));
 }
 
@@ -577,47 +581,33 @@ void RpcCall::finishWrittenReply(ByteBuf buf, std::size_t valueStart, bool isErr
     writeRpcError(w, msgid(), detail::internalError(e.what()));
     isError = true;
   }
-  if (isError && !isNotification()) detail::RpcServerState::bump(conn_->state->errorResponses);
-  finishReply(std::move(buf));
+  finishReply(std::move(buf), isError);
+}
+
+template <class Write>
+void RpcCall::replyWith(bool isError, Write&& write) {
+  ByteBuf buf = beginReply();
+  {
+    MessagePackWriter w(buf);
+    write(w);
+  }
+  finishReply(std::move(buf), isError);
 }
 
 void RpcCall::reply(const Value& result) {
-  ByteBuf buf = beginReply();
-  {
-    MessagePackWriter w(buf);
-    writeRpcResult(w, msgid(), result);
-  }
-  finishReply(std::move(buf));
+  replyWith(false, [&](MessagePackWriter& w) { writeRpcResult(w, msgid(), result); });
 }
 
 void RpcCall::replyError(const Value& error) {
-  ByteBuf buf = beginReply();
-  {
-    MessagePackWriter w(buf);
-    writeRpcError(w, msgid(), error);
-  }
-  if (!isNotification()) detail::RpcServerState::bump(conn_->state->errorResponses);
-  finishReply(std::move(buf));
+  replyWith(true, [&](MessagePackWriter& w) { writeRpcError(w, msgid(), error); });
 }
 
 void RpcCall::replyError(std::string_view message) {
-  ByteBuf buf = beginReply();
-  {
-    MessagePackWriter w(buf);
-    writeRpcError(w, msgid(), message);
-  }
-  if (!isNotification()) detail::RpcServerState::bump(conn_->state->errorResponses);
-  finishReply(std::move(buf));
+  replyWith(true, [&](MessagePackWriter& w) { writeRpcError(w, msgid(), message); });
 }
 
 void RpcCall::replyError(const RpcError& error) {
-  ByteBuf buf = beginReply();
-  {
-    MessagePackWriter w(buf);
-    writeRpcError(w, msgid(), error);
-  }
-  if (!isNotification()) detail::RpcServerState::bump(conn_->state->errorResponses);
-  finishReply(std::move(buf));
+  replyWith(true, [&](MessagePackWriter& w) { writeRpcError(w, msgid(), error); });
 }
 
 // ---------------------------------------------------------------------------------------------

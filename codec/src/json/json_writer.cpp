@@ -208,13 +208,10 @@ struct WriteRun {
   void value(const Value& v, std::size_t depth);
   /// The quoted string: short plain strings inline, the rest in stringSlow.
   void string(std::string_view s, bool flagged = false) {
-    const std::size_t n = s.size();
-    if (n < 16 && !flagged) {
-      need(18);
-      if (copyPlainShort(s.data(), n, w + 1)) {
-        w[0] = '"';
-        w[n + 1] = '"';
-        w += n + 2;
+    if (s.size() < 16 && !flagged) {
+      need(20);
+      if (const std::size_t m = json_detail::writeShortString(w, 0, s, false)) {
+        w += m;
         return;
       }
     }
@@ -224,15 +221,10 @@ struct WriteRun {
   /// sep, the quoted string and, for a key, ':' (compact mode): one room check for a short plain
   /// string.
   void sepString(char sep, std::string_view s, bool flagged, bool isKey = false) {
-    const std::size_t n = s.size();
-    if (n < 16 && !flagged) {
+    if (s.size() < 16 && !flagged) {
       need(20);
-      if (copyPlainShort(s.data(), n, w + 2)) {
-        w[0] = sep;
-        w[1] = '"';
-        w[n + 2] = '"';
-        w[n + 3] = ':';  // inside the room; left past the end (and overwritten) unless a key
-        w += n + 3 + (isKey ? 1 : 0);
+      if (const std::size_t m = json_detail::writeShortString(w, sep, s, isKey)) {
+        w += m;
         return;
       }
     }
@@ -719,64 +711,48 @@ void JsonStreamWriter::keySlow(std::string_view name) {
   afterKey_ = true;
 }
 
-void JsonStreamWriter::stringSlow(std::string_view s) {
-  WriteRun run(out_, options_, s.size() + 24);
+// One scalar value: room for its text, the separator before it, the text, the state after it.
+template <class Write>
+void JsonStreamWriter::scalar(std::size_t room, Write&& write) {
+  WriteRun run(out_, options_, room);
   beforeValue(run);
-  run.string(s);
+  write(run);
   run.commit();
   afterValue();
+}
+
+void JsonStreamWriter::stringSlow(std::string_view s) {
+  scalar(s.size() + 24, [&](WriteRun& run) { run.string(s); });
 }
 
 void JsonStreamWriter::value(bool b) {
-  WriteRun run(out_, options_, 24);
-  beforeValue(run);
-  if (b) {
-    run.raw("true", 4);
-  } else {
-    run.raw("false", 5);
-  }
-  run.commit();
-  afterValue();
+  scalar(24, [&](WriteRun& run) {
+    if (b) {
+      run.raw("true", 4);
+    } else {
+      run.raw("false", 5);
+    }
+  });
 }
 
 void JsonStreamWriter::null() {
-  WriteRun run(out_, options_, 24);
-  beforeValue(run);
-  run.raw("null", 4);
-  run.commit();
-  afterValue();
+  scalar(24, [](WriteRun& run) { run.raw("null", 4); });
 }
 
 void JsonStreamWriter::value(double d) {
-  WriteRun run(out_, options_, 64);
-  beforeValue(run);
-  run.float64(d, false, 0.0F);
-  run.commit();
-  afterValue();
+  scalar(64, [&](WriteRun& run) { run.float64(d, false, 0.0F); });
 }
 
 void JsonStreamWriter::value(float f) {
-  WriteRun run(out_, options_, 64);
-  beforeValue(run);
-  run.float64(static_cast<double>(f), true, f);
-  run.commit();
-  afterValue();
+  scalar(64, [&](WriteRun& run) { run.float64(static_cast<double>(f), true, f); });
 }
 
 void JsonStreamWriter::valueIntSlow(std::int64_t v) {
-  WriteRun run(out_, options_, 64);
-  beforeValue(run);
-  run.integer(v);
-  run.commit();
-  afterValue();
+  scalar(64, [&](WriteRun& run) { run.integer(v); });
 }
 
 void JsonStreamWriter::valueUIntSlow(std::uint64_t v) {
-  WriteRun run(out_, options_, 64);
-  beforeValue(run);
-  run.uinteger(v);
-  run.commit();
-  afterValue();
+  scalar(64, [&](WriteRun& run) { run.uinteger(v); });
 }
 
 void JsonWriter::write(const Value& v, ByteBuf& out) const { json::write(v, out, options_); }

@@ -167,8 +167,12 @@ class RpcCall {
   [[noreturn]] static void throwMovedFrom();
   /// Checks the state and returns an empty buffer from the channel's allocator.
   ByteBuf beginReply();
-  /// Marks the call completed and hands the bytes to the connection (dropped for notifications).
-  void finishReply(ByteBuf buf);
+  /// Marks the call completed and hands the bytes to the connection (dropped for notifications;
+  /// an error response to a request is counted in stats().errorResponses).
+  void finishReply(ByteBuf buf, bool isError);
+  /// A reply whose message write(w) writes whole (defined and used in the .cpp only).
+  template <class Write>
+  void replyWith(bool isError, Write&& write);
   /// finishReply after checking that the bytes from valueStart (up to the final nil for an
   /// error) are exactly one value; otherwise answers an InternalError instead.
   void finishWrittenReply(ByteBuf buf, std::size_t valueStart, bool isError);

@@ -147,6 +147,20 @@ inline bool copyPlainShort(const char* r, std::size_t n, char* w) noexcept {
   w[n - 1] = c2;
   return true;
 }
+
+/// The short-string fast path of every writer: at w, sep (none when 0), the quoted s and, for a
+/// key, ':', when s is under 16 bytes that need no escaping. Returns the bytes written, or 0 when
+/// s needs the general path (nothing meaningful written then). w has room for s.size() + 4.
+inline std::size_t writeShortString(char* w, char sep, std::string_view s, bool isKey) noexcept {
+  const std::size_t n = s.size();
+  const std::size_t k = sep != 0 ? 1 : 0;
+  if (n >= 16 || !copyPlainShort(s.data(), n, w + k + 1)) return 0;
+  w[0] = sep;  // overwritten by the quote when there is no separator
+  w[k] = '"';
+  w[k + n + 1] = '"';
+  w[k + n + 2] = ':';  // inside the room; past the end (overwritten later) unless a key
+  return k + n + 2 + (isKey ? 1 : 0);
+}
 }  // namespace json_detail
 
 /// Streaming JSON writer: appends one JSON value to a ByteBuf from a sequence of calls, without a
@@ -235,6 +249,9 @@ class JsonStreamWriter {
   static constexpr std::int64_t kMaxSafe = std::int64_t{1} << 53;  // canonical: exact integers
 
   void beforeValue(json_detail::WriteRun& run);
+  /// The general path of every scalar call (defined and used in json_writer.cpp only).
+  template <class Write>
+  void scalar(std::size_t room, Write&& write);
   void afterValue() noexcept { done_ = stack_.empty(); }
   void open(char c);
   void close(char c);
@@ -286,13 +303,9 @@ class JsonStreamWriter {
     if (!compact_ || stack_.empty() || stack_.back() != '{' || afterKey_ || n >= 16) return false;
     char* w = roomFor(n + 4);
     if (w == nullptr) return false;
-    const std::size_t k = first_ ? 0 : 1;
-    if (!json_detail::copyPlainShort(name.data(), n, w + k + 1)) return false;
-    w[0] = ',';  // overwritten by the quote when k == 0
-    w[k] = '"';
-    w[k + n + 1] = '"';
-    w[k + n + 2] = ':';
-    out_.advanceWriterUnchecked(k + n + 3);
+    const std::size_t m = json_detail::writeShortString(w, first_ ? 0 : ',', name, true);
+    if (m == 0) return false;
+    out_.advanceWriterUnchecked(m);
     first_ = false;
     afterKey_ = true;
     return true;
@@ -301,14 +314,11 @@ class JsonStreamWriter {
     const std::size_t n = s.size();
     const int sep = compactSeparator();
     if (sep < 0 || n >= 16) return false;
-    char* w = roomFor(n + 3);
+    char* w = roomFor(n + 4);
     if (w == nullptr) return false;
-    const std::size_t k = sep != 0 ? 1 : 0;
-    if (!json_detail::copyPlainShort(s.data(), n, w + k + 1)) return false;
-    w[0] = ',';  // overwritten by the quote when k == 0
-    w[k] = '"';
-    w[k + n + 1] = '"';
-    out_.advanceWriterUnchecked(k + n + 2);
+    const std::size_t m = json_detail::writeShortString(w, static_cast<char>(sep), s, false);
+    if (m == 0) return false;
+    out_.advanceWriterUnchecked(m);
     afterKey_ = false;
     first_ = false;
     return true;

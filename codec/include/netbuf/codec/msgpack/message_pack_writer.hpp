@@ -102,26 +102,10 @@ constexpr std::byte b(unsigned v) noexcept { return static_cast<std::byte>(v); }
 inline void copy(std::byte* dst, const void* src, std::size_t n) noexcept {
   if (n != 0) std::memcpy(dst, src, n);
 }
-/// Copies n < 32 bytes without a call into libc: two overlapping fixed-size copies (each a plain
-/// load and store), never touching a byte outside [src, src + n) or [dst, dst + n).
-inline void copySmall(std::byte* dst, const char* src, std::size_t n) noexcept {
-  if (n >= 16) {
-    std::memcpy(dst, src, 16);
-    std::memcpy(dst + n - 16, src + n - 16, 16);
-  } else if (n >= 8) {
-    std::memcpy(dst, src, 8);
-    std::memcpy(dst + n - 8, src + n - 8, 8);
-  } else if (n >= 4) {
-    std::memcpy(dst, src, 4);
-    std::memcpy(dst + n - 4, src + n - 4, 4);
-  } else if (n != 0) {
-    dst[0] = static_cast<std::byte>(src[0]);
-    dst[n / 2] = static_cast<std::byte>(src[n / 2]);
-    dst[n - 1] = static_cast<std::byte>(src[n - 1]);
-  }
-}
-/// Copies n < 32 bytes like copySmall and returns whether they were all ASCII (valid UTF-8 with
-/// no further check): one pass of loads for both jobs. The bytes are copied either way.
+/// Copies n < 32 bytes without a call into libc (overlapping fixed-size copies, each a plain load
+/// and store, never touching a byte outside [src, src + n) or [dst, dst + n)) and returns whether
+/// they were all ASCII (valid UTF-8 with no further check): one pass of loads for both jobs. The
+/// bytes are copied either way.
 inline bool copySmallAscii(std::byte* dst, const char* src, std::size_t n) noexcept {
   if (n >= 8) {
     std::uint64_t a, c, e = 0, f = 0;
@@ -260,7 +244,7 @@ class MessagePackWriter {
     if (n < 32) [[likely]] {
       std::byte* p = reserve(n + 1);
       p[0] = detail::mpw::b(0xa0 | static_cast<unsigned>(n));
-      detail::mpw::copySmall(p + 1, bytes.data(), n);
+      detail::mpw::copySmallAscii(p + 1, bytes.data(), n);  // the ASCII answer is not needed
       return commit(n + 1);
     }
     return packLong(kStr, 0, bytes.data(), n);
