@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -139,6 +141,23 @@ TEST_CASE("errors: what JSON cannot express") {
   CHECK(fails(Value::timestamp({1, 2})).find("Timestamp") != std::string::npos);
   CHECK(fails(d.map({{d.str("a"), Value::nil()}, {d.str("a"), Value::nil()}}), {.canonical = true})
             .find("duplicate key \"a\"") != std::string::npos);
+  // Duplicates sharing a long prefix, among the small maps' sort and among a large map's.
+  for (const std::size_t n : {3, 40}) {
+    std::vector<Member> members;
+    for (std::size_t i = 0; i < n; ++i)
+      members.push_back({d.str("common_prefix_" + std::to_string(i)), Value::nil()});
+    members.push_back({d.str("common_prefix_1"), Value::nil()});
+    CHECK(fails(d.map(members), {.canonical = true}).find("duplicate key \"common_prefix_1\"") !=
+          std::string::npos);
+  }
+  // A large map with a key that is not a Str.
+  {
+    std::vector<Member> members;
+    for (int i = 0; i < 40; ++i) members.push_back({d.str(std::to_string(i)), Value::nil()});
+    members.push_back({Value::boolean(true), Value::nil()});
+    CHECK(fails(d.map(members), {.canonical = true}).find("map key of type Bool") !=
+          std::string::npos);
+  }
   // Non-canonical output keeps duplicates.
   CHECK(compact(d.map({{d.str("a"), Value::nil()}, {d.str("a"), Value::nil()}})) ==
         R"({"a":null,"a":null})");
@@ -271,23 +290,37 @@ TEST_CASE("RFC 8785 3.2.2 / 3.2.4: the main example") {
 
 TEST_CASE("canonical: same bytes whatever the insertion order; matches UTF-16 order") {
   std::mt19937 rng(12345);
-  const char* alphabet[] = {"a",
-                            "b",
-                            "\xC2\x80",
-                            "\xE2\x82\xAC",
-                            "\xEF\xAC\xB3",
-                            "\xEE\x80\x80",
-                            "\xF0\x9F\x98\x80",
-                            "\xF0\x90\x80\x80",
-                            "\xF4\x8F\xBF\xBF",
-                            "Z"};
-  for (int round = 0; round < 200; ++round) {
+  // Short tokens so that keys often share their first 8 bytes or differ only past them (the
+  // writer compares 8-byte prefixes first), NUL (a key "a" against "a\0"), and characters on both
+  // sides of the UTF-16 / code point order difference.
+  const std::string_view alphabet[] = {"a",
+                                       "b",
+                                       std::string_view("\0", 1),
+                                       "\x7F",
+                                       "\xC2\x80",
+                                       "\xE2\x82\xAC",
+                                       "\xEF\xAC\xB3",
+                                       "\xEE\x80\x80",
+                                       "\xF0\x9F\x98\x80",
+                                       "\xF0\x90\x80\x80",
+                                       "\xF4\x8F\xBF\xBF",
+                                       "Z"};
+  constexpr std::size_t kTokens = std::size(alphabet);
+  for (int round = 0; round < 400; ++round) {
     std::vector<std::string> keys;
     const std::size_t n = 1 + rng() % 50;  // both the insertion sort and std::sort paths
+    // Half the rounds: ASCII-heavy keys of up to 12 bytes with a common start.
+    const bool longKeys = round % 2 == 1;
     while (keys.size() < n) {
       std::string k;
-      const std::size_t len = rng() % 4;
-      for (std::size_t i = 0; i < len; ++i) k += alphabet[rng() % 10];
+      const std::size_t len = longKeys ? rng() % 13 : rng() % 4;
+      for (std::size_t i = 0; i < len; ++i) {
+        if (longKeys && i < 6 && rng() % 4 != 0) {
+          k += 'k';
+        } else {
+          k += alphabet[rng() % (longKeys ? 4 : kTokens)];
+        }
+      }
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
     }
     Document d;
@@ -501,6 +534,38 @@ struct TreeGen {
 };
 
 }  // namespace
+
+TEST_CASE("short strings that end a readable page: written right, no read past the page") {
+  // The writer copies a short string with one 16-byte load when the 16 bytes lie in the string's
+  // page. Here every short string ends exactly where the next page is unmapped (PROT_NONE), so a
+  // load past the page would crash this test.
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  void* mem = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(mem != MAP_FAILED);
+  char* const end = static_cast<char*>(mem) + page;
+  REQUIRE(mprotect(end, page, PROT_NONE) == 0);
+  const std::string text = "abcdefghijklmno\"";  // the last byte needs escaping
+  for (std::size_t n = 0; n < 16; ++n) {
+    for (const bool plain : {true, false}) {
+      std::string s = text.substr(0, n);
+      if (!plain && n > 0) s.back() = '"';
+      std::memcpy(end - n, s.data(), n);
+      const Value v = Value::strView(std::string_view(end - n, n));
+      std::string quoted = "\"";
+      for (const char c : s) {
+        if (c == '"') quoted += '\\';
+        quoted += c;
+      }
+      quoted += '"';
+      INFO("n = " << n << ", plain = " << plain);
+      Document d;
+      CHECK(compact(v) == quoted);
+      CHECK(compact(d.array({v, v})) == "[" + quoted + "," + quoted + "]");
+      CHECK(canonical(d.map({{v, v}})) == "{" + quoted + ":" + quoted + "}");
+    }
+  }
+  munmap(mem, 2 * page);
+}
 
 TEST_CASE("JsonStreamWriter writes what json::write writes, randomised, in every mode") {
   const std::uint64_t seed = std::random_device{}();

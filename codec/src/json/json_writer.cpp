@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -12,6 +13,10 @@
 #include <vector>
 
 #include "json_internal.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace netbuf {
 
@@ -137,6 +142,44 @@ constexpr EscapeTable kEscape;
 
 using json_detail::copyPlainShort;
 
+#if defined(__has_feature)
+#define NETBUF_JSON_HAS_FEATURE(x) __has_feature(x)
+#else
+#define NETBUF_JSON_HAS_FEATURE(x) 0
+#endif
+
+#if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) &&      \
+    !NETBUF_JSON_HAS_FEATURE(address_sanitizer) && !NETBUF_JSON_HAS_FEATURE(thread_sanitizer) && \
+    !NETBUF_JSON_HAS_FEATURE(memory_sanitizer)
+/// copyPlainShort in one 16-byte load, check and store: w has room for 16 bytes (the bytes past n
+/// are scratch, overwritten by what follows). The load may read past r + n, but never past the
+/// 4 KiB page that holds r, so it cannot fault; the extra bytes are masked off. It is kept out of
+/// the public header: inlined into a caller that passes a short array, the compiler would rightly
+/// warn about the read. Sanitized builds compile the word-at-a-time version, since they would
+/// report the read too.
+bool copyPlainShort16(const char* r, std::size_t n, char* w) noexcept {
+  // (An empty string may point at the next page: nothing to load then.)
+  if ((reinterpret_cast<std::uintptr_t>(r) & 4095) > 4096 - 16 || n == 0) [[unlikely]]
+    return copyPlainShort(r, n, w);
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r));
+  // Signed compare: bytes >= 0x80 are negative, so "< 0x20" also catches non-ASCII.
+  const __m128i bad = _mm_or_si128(
+      _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+  if ((static_cast<unsigned>(_mm_movemask_epi8(bad)) & ((1U << n) - 1)) != 0) return false;
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(w), v);
+  return true;
+}
+#else
+bool copyPlainShort16(const char* r, std::size_t n, char* w) noexcept {
+  return copyPlainShort(r, n, w);
+}
+#endif
+
+/// Room the writer's short-string path needs at its cursor (the 16-byte store after a separator
+/// and a quote, and the closing quote and colon).
+constexpr std::size_t kShortStringRoom = 20;
+
 }  // namespace
 
 namespace json_detail {
@@ -209,8 +252,8 @@ struct WriteRun {
   /// The quoted string: short plain strings inline, the rest in stringSlow.
   void string(std::string_view s, bool flagged = false) {
     if (s.size() < 16 && !flagged) {
-      need(20);
-      if (const std::size_t m = json_detail::writeShortString(w, 0, s, false)) {
+      need(kShortStringRoom);
+      if (const std::size_t m = json_detail::writeShortString<copyPlainShort16>(w, 0, s, false)) {
         w += m;
         return;
       }
@@ -222,8 +265,8 @@ struct WriteRun {
   /// string.
   void sepString(char sep, std::string_view s, bool flagged, bool isKey = false) {
     if (s.size() < 16 && !flagged) {
-      need(20);
-      if (const std::size_t m = json_detail::writeShortString(w, sep, s, isKey)) {
+      need(kShortStringRoom);
+      if (const std::size_t m = json_detail::writeShortString<copyPlainShort16>(w, sep, s, isKey)) {
         w += m;
         return;
       }
@@ -233,6 +276,22 @@ struct WriteRun {
     if (isKey) put(':');
   }
   void sepKey(char sep, std::string_view k, bool flagged) { sepString(sep, k, flagged, true); }
+  /// The compact containers' fast path on a local cursor: at p (room up to l), sep (none when 0),
+  /// the Str v quoted and, for a key, ':', when v is short and plain; false (nothing changed) when
+  /// the general code must write it. The containers keep their cursor in locals because a store
+  /// through char* may alias any member, which would make the compiler reload and store w around
+  /// every byte written (a store-to-load chain per token).
+  static bool fastString(char*& p, const char* l, char sep, const Value& v, bool isKey) noexcept {
+    const std::string_view s = v.asStr();
+    if (s.size() >= 16 || v.hasInvalidUtf8() ||
+        l - p < static_cast<std::ptrdiff_t>(kShortStringRoom))
+      return false;
+    const std::size_t m = json_detail::writeShortString<copyPlainShort16>(p, sep, s, isKey);
+    p += m;
+    return m != 0;
+  }
+  template <class MemberAt>
+  void compactMembers(std::size_t n, MemberAt memberAt, std::size_t depth);
   /// A container's element or member value: strings (the common leaves) without the call and
   /// type switch of value().
   void child(const Value& v, std::size_t depth) {
@@ -267,6 +326,8 @@ struct WriteRun {
   void array(std::span<const Value> elements, std::size_t depth);
   void map(std::span<const Member> members, std::size_t depth);
   void canonicalMap(std::span<const Member> members, std::size_t depth);
+  void canonicalMapLarge(std::span<const Member> members, std::size_t depth);
+  static constexpr std::size_t kSmallMap = 32;
   void checkDepth(std::size_t depth) const {
     if (depth > o.maxDepth) [[unlikely]]
       fail(fmt::format("nesting depth {} exceeds maxDepth {}", depth, o.maxDepth), depth,
@@ -455,6 +516,50 @@ void WriteRun::extended(const Value& v) {
   *w++ = '}';
 }
 
+/// A map member for sorting: its key's first 8 bytes as a big-endian integer (zero-padded), so
+/// that two keys whose prefixes differ and are ASCII compare as integers (UTF-8 byte order is
+/// UTF-16 order for ASCII); everything else goes to compareUtf16.
+struct SortKey {
+  std::uint64_t prefix;
+  const Member* member;
+};
+
+inline std::uint64_t keyPrefix(std::string_view k) noexcept {
+  const std::size_t n = k.size();
+  const char* r = k.data();
+  std::uint64_t x = 0;
+  if constexpr (std::endian::native != std::endian::little) {
+    for (std::size_t i = 0; i < 8; ++i)
+      x = x << 8 | (i < n ? static_cast<unsigned char>(r[i]) : 0U);
+    return x;
+  }
+  if (n >= 8) {
+    std::memcpy(&x, r, 8);
+  } else if (n >= 4) {
+    // Two overlapping 4-byte loads, the second shifted into place (little-endian memory order).
+    std::uint32_t a, b;
+    std::memcpy(&a, r, 4);
+    std::memcpy(&b, r + n - 4, 4);
+    x = a | static_cast<std::uint64_t>(b) << (8 * (n - 4));
+  } else if (n != 0) {
+    x = static_cast<unsigned char>(r[0]) |
+        static_cast<std::uint64_t>(static_cast<unsigned char>(r[n >> 1])) << (8 * (n >> 1)) |
+        static_cast<std::uint64_t>(static_cast<unsigned char>(r[n - 1])) << (8 * (n - 1));
+  }
+  return __builtin_bswap64(x);
+}
+
+inline int compareKeys(const SortKey& a, const SortKey& b) noexcept {
+  if (a.prefix != b.prefix && ((a.prefix | b.prefix) & 0x8080808080808080ULL) == 0)
+    return a.prefix < b.prefix ? -1 : 1;
+  return json::compareUtf16(a.member->key.asStr(), b.member->key.asStr());
+}
+
+[[noreturn]] void failKeyType(const Value& key) {
+  WriteRun::fail(fmt::format("a map key of type {} cannot be written (JSON keys are strings)",
+                             valueTypeName(key.type())));
+}
+
 void WriteRun::array(std::span<const Value> elements, std::size_t depth) {
   checkDepth(depth);
   if (elements.empty()) {
@@ -462,16 +567,20 @@ void WriteRun::array(std::span<const Value> elements, std::size_t depth) {
     return;
   }
   if (!pretty) {
+    char* p = w;
+    const char* l = lim;
     char sep = '[';
     for (const Value& e : elements) {
-      if (e.isStr()) {
-        sepString(sep, e.asStr(), e.hasInvalidUtf8());
-      } else {
+      if (!e.isStr() || !fastString(p, l, sep, e, false)) {
+        w = p;
         put(sep);
         value(e, depth);
+        p = w;
+        l = lim;
       }
       sep = ',';
     }
+    w = p;
     put(']');
     return;
   }
@@ -494,16 +603,8 @@ void WriteRun::map(std::span<const Member> members, std::size_t depth) {
     return;
   }
   if (!pretty) {
-    char sep = '{';
-    for (const Member& m : members) {
-      if (!m.key.isStr()) [[unlikely]]
-        fail(fmt::format("a map key of type {} cannot be written (JSON keys are strings)",
-                         valueTypeName(m.key.type())));
-      sepKey(sep, m.key.asStr(), m.key.hasInvalidUtf8());
-      child(m.value, depth);
-      sep = ',';
-    }
-    put('}');
+    compactMembers(
+        members.size(), [&](std::size_t i) -> const Member& { return members[i]; }, depth);
     return;
   }
   put('{');
@@ -513,8 +614,7 @@ void WriteRun::map(std::span<const Member> members, std::size_t depth) {
     firstMember = false;
     if (pretty) newline(depth);
     if (!m.key.isStr()) [[unlikely]]
-      fail(fmt::format("a map key of type {} cannot be written (JSON keys are strings)",
-                       valueTypeName(m.key.type())));
+      failKeyType(m.key);
     string(m.key.asStr(), m.key.hasInvalidUtf8());
     if (pretty) {
       raw(": ", 2);
@@ -532,58 +632,86 @@ void WriteRun::map(std::span<const Member> members, std::size_t depth) {
       fmt::format("duplicate key \"{}\" cannot be written in canonical mode", key.substr(0, 64)));
 }
 
+// A map's members in RFC 8785 order. Maps of at most kSmallMap members (nearly all of them) are
+// sorted on the stack by insertion sort on 8-byte key prefixes; larger ones in canonicalMapLarge.
 void WriteRun::canonicalMap(std::span<const Member> members, std::size_t depth) {
   checkDepth(depth);
   const std::size_t n = members.size();
-  const Member* small[32];
-  std::vector<const Member*> big;
-  const Member** sorted = small;
-  if (n > 32) {
-    big.resize(n);
-    sorted = big.data();
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    const Member& m = members[i];
-    if (!m.key.isStr()) [[unlikely]]
-      fail(fmt::format("a map key of type {} cannot be written (JSON keys are strings)",
-                       valueTypeName(m.key.type())));
-    sorted[i] = &m;
-  }
-  if (n <= 32) {
-    // Insertion sort (the common small maps). The three-way comparison also finds duplicates: x
-    // stops below the greatest element not above it, which equals x when a duplicate exists.
-    for (std::size_t i = 1; i < n; ++i) {
-      const Member* x = sorted[i];
-      const std::string_view xk = x->key.asStr();
-      std::size_t j = i;
-      for (; j > 0; --j) {
-        const int c = json::compareUtf16(xk, sorted[j - 1]->key.asStr());
-        if (c > 0) break;
-        if (c == 0) [[unlikely]]
-          failDuplicate(xk);
-        sorted[j] = sorted[j - 1];
-      }
-      sorted[j] = x;
-    }
-  } else {
-    std::sort(sorted, sorted + n, [](const Member* a, const Member* b) {
-      return json::compareUtf16(a->key.asStr(), b->key.asStr()) < 0;
-    });
-    for (std::size_t i = 1; i < n; ++i) {
-      if (sorted[i]->key.asStr() == sorted[i - 1]->key.asStr()) [[unlikely]]
-        failDuplicate(sorted[i]->key.asStr());
-    }
-  }
   if (n == 0) {
     raw("{}", 2);
     return;
   }
+  if (n > kSmallMap) [[unlikely]] {
+    canonicalMapLarge(members, depth);
+    return;
+  }
+  SortKey keys[kSmallMap];
+  for (std::size_t i = 0; i < n; ++i) {
+    const Member& m = members[i];
+    if (!m.key.isStr()) [[unlikely]]
+      failKeyType(m.key);
+    const SortKey x{keyPrefix(m.key.asStr()), &m};
+    // Insertion sort. The three-way comparison also finds duplicates: x stops below the greatest
+    // key not above it, which equals x when a duplicate exists.
+    std::size_t j = i;
+    for (; j > 0; --j) {
+      const int c = compareKeys(x, keys[j - 1]);
+      if (c > 0) break;
+      if (c == 0) [[unlikely]]
+        failDuplicate(m.key.asStr());
+      keys[j] = keys[j - 1];
+    }
+    keys[j] = x;
+  }
+  compactMembers(
+      n, [&](std::size_t i) -> const Member& { return *keys[i].member; }, depth);
+}
+
+[[gnu::noinline]] void WriteRun::canonicalMapLarge(std::span<const Member> members,
+                                                   std::size_t depth) {
+  const std::size_t n = members.size();
+  std::vector<SortKey> keys(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Member& m = members[i];
+    if (!m.key.isStr()) [[unlikely]]
+      failKeyType(m.key);
+    keys[i] = SortKey{keyPrefix(m.key.asStr()), &m};
+  }
+  std::sort(keys.begin(), keys.end(),
+            [](const SortKey& a, const SortKey& b) { return compareKeys(a, b) < 0; });
+  for (std::size_t i = 1; i < n; ++i) {
+    if (compareKeys(keys[i], keys[i - 1]) == 0) [[unlikely]]
+      failDuplicate(keys[i].member->key.asStr());
+  }
+  compactMembers(
+      n, [&](std::size_t i) -> const Member& { return *keys[i].member; }, depth);
+}
+
+// The members of a compact map (n > 0), in memberAt(0..n-1) order.
+template <class MemberAt>
+void WriteRun::compactMembers(std::size_t n, MemberAt memberAt, std::size_t depth) {
+  char* p = w;
+  const char* l = lim;
   char sep = '{';
   for (std::size_t i = 0; i < n; ++i) {
-    sepKey(sep, sorted[i]->key.asStr(), sorted[i]->key.hasInvalidUtf8());
-    child(sorted[i]->value, depth);
+    const Member& m = memberAt(i);
+    if (!m.key.isStr()) [[unlikely]]
+      failKeyType(m.key);
+    if (!fastString(p, l, sep, m.key, true)) {
+      w = p;
+      sepKey(sep, m.key.asStr(), m.key.hasInvalidUtf8());
+      p = w;
+      l = lim;
+    }
+    if (!m.value.isStr() || !fastString(p, l, 0, m.value, false)) {
+      w = p;
+      value(m.value, depth);
+      p = w;
+      l = lim;
+    }
     sep = ',';
   }
+  w = p;
   put('}');
 }
 

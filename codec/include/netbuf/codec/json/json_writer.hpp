@@ -32,10 +32,11 @@
 //
 // Cost: the writer keeps a cursor into out's writable room, so a token costs one bounds compare and
 // raw stores (ensureWritable only when the room runs out: once per write for a buffer of the right
-// size); strings under 16 bytes without escapes are checked and copied with two overlapping word
-// loads, longer ones 16 bytes at a time (SSE2); canonical sorting of a map of at most 32 members is
-// an insertion sort on a stack array that also finds duplicates (no heap allocation). Recursion
-// depth is bounded by maxDepth.
+// size); strings under 16 bytes without escapes are checked and copied with one 16-byte load (which
+// may read past the string within its 4 KiB page; word loads in sanitizer builds and near a page
+// end), longer ones 16 bytes at a time (SSE2); canonical sorting of a map of at most 32 members is
+// an insertion sort on a stack array of 8-byte key prefixes that also finds duplicates (no heap
+// allocation). Recursion depth is bounded by maxDepth.
 //
 // JsonStreamWriter (below) writes the same text from a sequence of calls instead of a Value tree:
 // the base of the typed API (json_traits.hpp).
@@ -150,11 +151,13 @@ inline bool copyPlainShort(const char* r, std::size_t n, char* w) noexcept {
 
 /// The short-string fast path of every writer: at w, sep (none when 0), the quoted s and, for a
 /// key, ':', when s is under 16 bytes that need no escaping. Returns the bytes written, or 0 when
-/// s needs the general path (nothing meaningful written then). w has room for s.size() + 4.
+/// s needs the general path (nothing meaningful written then). w has room for s.size() + 4 bytes
+/// (with the default copy; json_writer.cpp's 16-byte copy needs 20).
+template <bool (*Copy)(const char*, std::size_t, char*) noexcept = copyPlainShort>
 inline std::size_t writeShortString(char* w, char sep, std::string_view s, bool isKey) noexcept {
   const std::size_t n = s.size();
   const std::size_t k = sep != 0 ? 1 : 0;
-  if (n >= 16 || !copyPlainShort(s.data(), n, w + k + 1)) return 0;
+  if (n >= 16 || !Copy(s.data(), n, w + k + 1)) return 0;
   w[0] = sep;  // overwritten by the quote when there is no separator
   w[k] = '"';
   w[k + n + 1] = '"';
