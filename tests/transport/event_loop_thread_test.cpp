@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace netbuf;
@@ -165,9 +166,12 @@ TEST_CASE("EventLoopGroup: graceful shutdown runs queued tasks, then rejects new
       ++ran;
     });
   }
+  CHECK_FALSE(group.loop(0).isTerminated());
   group.shutdownGracefully(20ms, 5s);
   CHECK(group.isShuttingDown());
   CHECK(group.isTerminated());
+  CHECK(group.loop(0).isTerminated());
+  CHECK(group.loop(1).isTerminated());
   CHECK(ran.load() == 100);  // all submitted before the quiet period ended
   CHECK_THROWS_AS(group.loop(0).execute([] {}), RejectedExecutionError);
   CHECK_THROWS_AS(group.loop(1).schedule(1ms, [] {}), RejectedExecutionError);
@@ -243,6 +247,55 @@ TEST_CASE("EventLoopGroup: nothing runs after shutdown returns; a loop cannot sh
     std::this_thread::sleep_for(250ms);
   }  // the destructor destroys what never ran
   CHECK_FALSE(afterShutdown.load());
+}
+
+TEST_CASE(
+    "EventLoopGroup: a dropped task is destroyed with the group, and may call the loop then") {
+  // A task cut by the shutdown's timeout never runs; it is destroyed when the group is, while the
+  // loop is still whole, so its destructor can still submit (and be refused).
+  struct Guard {
+    EventLoop* loop;
+    std::atomic<int>* destroyedUnrun;
+    std::atomic<int>* refused;
+    bool ran = false;
+    Guard(EventLoop* l, std::atomic<int>* d, std::atomic<int>* r)
+        : loop(l), destroyedUnrun(d), refused(r) {}
+    Guard(Guard&& o) noexcept
+        : loop(std::exchange(o.loop, nullptr)),
+          destroyedUnrun(o.destroyedUnrun),
+          refused(o.refused),
+          ran(o.ran) {}
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+    Guard& operator=(Guard&&) = delete;
+    ~Guard() {
+      if (loop == nullptr || ran) return;
+      ++*destroyedUnrun;
+      try {
+        loop->execute([] {});
+      } catch (const RejectedExecutionError&) {
+        ++*refused;
+      }
+    }
+    void operator()() { ran = true; }
+  };
+  std::atomic<int> destroyedUnrun{0};
+  std::atomic<int> refused{0};
+  auto group = std::make_unique<EventLoopGroup>(1);
+  EventLoop& loop = group->loop(0);
+  Latch busy;
+  loop.execute([&] {
+    busy.countDown();
+    std::this_thread::sleep_for(100ms);
+  });
+  REQUIRE(busy.waitFor(1));
+  loop.execute(Guard(&loop, &destroyedUnrun, &refused));
+  group->shutdownGracefully(0ms, 0ms);
+  CHECK(loop.isTerminated());
+  CHECK(destroyedUnrun.load() == 0);  // still queued in the stopped loop
+  group.reset();
+  CHECK(destroyedUnrun.load() == 1);
+  CHECK(refused.load() == 1);
 }
 
 TEST_CASE("EventLoopGroup: the destructor shuts down by itself") {

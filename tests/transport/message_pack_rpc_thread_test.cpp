@@ -945,6 +945,51 @@ TEST_CASE("client: close() and the destructor fail pending calls") {
   clientGroup.shutdownGracefully(0ms, 5s);
 }
 
+TEST_CASE("client: a loop stopped with calls queued or pending fails them; callSync returns") {
+  // A shutdown whose timeout cuts the wait stops the loop with tasks still queued; they never
+  // run. Before, a callSync whose call sat in such a task, or whose response never came because
+  // the loop stopped before the connection closed, waited forever.
+  TcpFixture f;
+  auto clientGroup = std::make_unique<EventLoopGroup>(1);
+  std::atomic<int> asyncCalls{0};
+  std::atomic<int> asyncLost{0};
+  RpcResult pendingSync;
+  RpcResult queuedSync;
+  {
+    MessagePackRpcClient client(*clientGroup, "127.0.0.1", f.port());
+    // One call parked at the server (pending in the client)...
+    std::thread pendingThread([&] { pendingSync = client.callSync("park", Value::arrayView({})); });
+    REQUIRE(eventually([&] { return client.pendingCalls() == 1; }));
+    // ...then a sync and an async call queued behind a task that keeps the loop busy until the
+    // shutdown has stopped it (so neither the calls nor the shutdown hooks ever run there).
+    std::atomic<bool> busy{false};
+    client.eventLoop().execute([&busy] {
+      busy = true;
+      std::this_thread::sleep_for(300ms);
+    });
+    REQUIRE(eventually([&] { return busy.load(); }));
+    std::thread queuedThread([&] {
+      queuedSync = client.callSync("add", {Value::integer(1), Value::integer(2)});
+    });
+    client.call("add", {Value::integer(1), Value::integer(2)}, [&](RpcResult r) {
+      ++asyncCalls;
+      if (r.status == RpcResult::Status::ConnectionLost) ++asyncLost;
+    });
+    std::this_thread::sleep_for(50ms);
+    clientGroup->shutdownGracefully(0ms, 0ms);
+    CHECK(clientGroup->loop(0).isTerminated());
+    pendingThread.join();
+    queuedThread.join();
+    CHECK(pendingSync.status == RpcResult::Status::ConnectionLost);
+    CHECK(queuedSync.status == RpcResult::Status::ConnectionLost);
+    CHECK(asyncCalls == 0);  // its task was dropped, not run
+  }
+  // Destroying the group destroys the dropped tasks: the async call fails now, exactly once.
+  clientGroup.reset();
+  CHECK(asyncCalls == 1);
+  CHECK(asyncLost == 1);
+}
+
 TEST_CASE("client: msgid wraps from 0xffffffff to 0") {
   TcpFixture f;
   EventLoopGroup clientGroup(1);

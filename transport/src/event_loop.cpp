@@ -174,6 +174,7 @@ void EventLoopGroup::stop() noexcept {
   }
   for (auto& l : loops_) {
     if (l->thread_.joinable()) l->thread_.join();
+    l->terminated_.store(true, std::memory_order_release);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <netbuf/transport/codec_channel_handler.hpp>
 #include <set>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace netbuf {
@@ -62,6 +63,33 @@ void deliver(RpcCallback& cb, RpcResult r) noexcept {
     std::fprintf(stderr, "netbuf rpc client: a call's callback threw\n");
   }
 }
+/// A loop task that must not be lost. The loop calls it as usual; when the loop shuts down with
+/// the task still queued (a shutdown whose timeout cut the wait), the task is destroyed without
+/// running, and the destructor then calls `drop` instead, on the destroying thread. That keeps
+/// the client's promise that every call's callback runs exactly once.
+template <class Fn, class Drop>
+class UnlosableTask {
+ public:
+  UnlosableTask(Fn fn, Drop drop) : fn_(std::move(fn)), drop_(std::move(drop)) {}
+  UnlosableTask(UnlosableTask&& o) noexcept
+      : fn_(std::move(o.fn_)), drop_(std::move(o.drop_)), armed_(std::exchange(o.armed_, false)) {}
+  UnlosableTask(const UnlosableTask&) = delete;
+  UnlosableTask& operator=(const UnlosableTask&) = delete;
+  UnlosableTask& operator=(UnlosableTask&&) = delete;
+  ~UnlosableTask() {
+    if (armed_) drop_();
+  }
+  void operator()() {
+    armed_ = false;
+    fn_();
+  }
+
+ private:
+  Fn fn_;
+  Drop drop_;
+  bool armed_ = true;
+};
+
 }  // namespace
 
 struct RpcClientState : std::enable_shared_from_this<RpcClientState> {
@@ -109,20 +137,39 @@ struct RpcClientState : std::enable_shared_from_this<RpcClientState> {
     queue.push_back(std::move(sub));
     if (drainScheduled) return;
     drainScheduled = true;
+    auto self = shared_from_this();
+    UnlosableTask task(
+        [self] { self->drain(); },
+        [self] { self->failQueued("the event loop shut down before the call was sent"); });
     try {
-      loop->execute([self = shared_from_this()] { self->drain(); });
+      loop->execute(std::move(task));  // admission is checked before the task is moved from
     } catch (const RejectedExecutionError&) {
-      // The loop has shut down: fail what is queued here, on the calling thread.
-      std::vector<Submission> subs = std::move(queue);
-      queue.clear();
-      drainScheduled = false;
+      // The loop has shut down: fail what is queued here, on the calling thread (the task's
+      // drop, when it goes out of scope, finds nothing left).
       g.unlock();
-      for (Submission& s : subs) {
-        if (s.cb)
-          deliver(s.cb, failure(RpcResult::Status::ConnectionLost, s.msgid,
-                                "the event loop has shut down"));
-      }
+      failQueued("the event loop has shut down");
     }
+  }
+
+  /// Fails every queued submission with ConnectionLost (any thread).
+  void failQueued(const std::string& why) {
+    std::vector<Submission> subs;
+    {
+      std::lock_guard<std::mutex> g(mutex);
+      subs.swap(queue);
+      drainScheduled = false;
+    }
+    for (Submission& s : subs) {
+      if (s.cb) deliver(s.cb, failure(RpcResult::Status::ConnectionLost, s.msgid, why));
+    }
+  }
+
+  /// Pending calls left when the state goes away (its loop stopped before the connection closed,
+  /// so nothing failed them) complete now, as a shutdown would have completed them.
+  ~RpcClientState() {
+    for (auto& [id, p] : pending)
+      deliver(p.cb, failure(RpcResult::Status::ConnectionLost, id,
+                            "the event loop shut down before the response"));
   }
 
   void drain() {
@@ -149,7 +196,16 @@ struct RpcClientState : std::enable_shared_from_this<RpcClientState> {
 
   /// Completes a call from a later task of the loop (inline when the loop no longer runs tasks).
   void deliverLater(RpcCallback cb, RpcResult r) {
-    auto task = [cb = std::move(cb), r = std::move(r)]() mutable { deliver(cb, std::move(r)); };
+    // Run or dropped, the task delivers exactly once (dropped: on the destroying thread).
+    auto call = std::make_shared<std::pair<RpcCallback, RpcResult>>(std::move(cb), std::move(r));
+    auto once = [call] {
+      if (call->first) {
+        RpcCallback c = std::move(call->first);
+        call->first = nullptr;
+        deliver(c, std::move(call->second));
+      }
+    };
+    UnlosableTask task(once, once);
     try {
       loop->execute(std::move(task));  // admission is checked before the task is moved from
     } catch (const RejectedExecutionError&) {
@@ -460,8 +516,22 @@ MessagePackRpcClient::SyncWaiter MessagePackRpcClient::syncWaiter() {
 
 RpcResult MessagePackRpcClient::waitFor(SyncWaiter& waiter) {
   std::unique_lock<std::mutex> g(waiter.slot->mutex);
-  waiter.slot->cv.wait(g, [&] { return waiter.slot->result.has_value(); });
-  return std::move(*waiter.slot->result);
+  for (;;) {
+    if (waiter.slot->cv.wait_for(g, std::chrono::milliseconds(50),
+                                 [&] { return waiter.slot->result.has_value(); }))
+      return std::move(*waiter.slot->result);
+    // A loop that has stopped runs nothing more, so the result can no longer come from it (a
+    // shutdown whose timeout cut the wait drops queued tasks; their callbacks run only when the
+    // group is destroyed, which may be after this thread is joined). Checked after the wait, so
+    // a result delivered before the loop stopped has been seen.
+    if (state_->loop->isTerminated()) {
+      if (waiter.slot->result.has_value()) return std::move(*waiter.slot->result);
+      RpcResult r;
+      r.status = RpcResult::Status::ConnectionLost;
+      r.message = "the event loop shut down before the call completed";
+      return r;
+    }
+  }
 }
 
 RpcResult MessagePackRpcClient::callSync(std::string_view method, const Value& params,

@@ -111,6 +111,9 @@ class EventLoop final : public ChannelExecutor {
   std::size_t pendingTasks() const noexcept { return pending_.load(std::memory_order_acquire); }
   /// Tasks (execute or schedule) that threw.
   std::uint64_t tasksFailed() const noexcept { return failed_.load(std::memory_order_relaxed); }
+  /// True once the loop's thread has stopped for good (its group's shutdown joined it): no task
+  /// runs on it again; tasks still queued then were dropped (see the header comment).
+  bool isTerminated() const noexcept { return terminated_.load(std::memory_order_acquire); }
 
  private:
   friend class EventLoopGroup;
@@ -153,13 +156,11 @@ class EventLoop final : public ChannelExecutor {
   void reportFailure(std::exception_ptr e) noexcept;
   void run() noexcept;
 
-  boost::asio::io_context ctx_{1};
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
-      ctx_.get_executor()};
   std::thread thread_;
   std::thread::id threadId_;  // set before any other thread can see the loop
   std::size_t index_;
   std::atomic<bool> accepting_{true};
+  std::atomic<bool> terminated_{false};
   std::atomic<int> submitting_{0};
   std::atomic<std::size_t> pending_{0};
   std::atomic<std::int64_t> lastSubmitNs_{0};
@@ -169,6 +170,13 @@ class EventLoop final : public ChannelExecutor {
   std::vector<std::pair<std::uint64_t, std::function<void()>>> shutdownHooks_;
   std::uint64_t nextHookId_ = 1;
   void runShutdownHooks() noexcept;
+
+  // Declared last, so destroyed first: destroying the io_context destroys the tasks that never
+  // ran (dropped at shutdown), and their destructors may still call into this loop (execute()
+  // then refuses them), so every other member must still be alive.
+  boost::asio::io_context ctx_{1};
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
+      ctx_.get_executor()};
 };
 
 class EventLoopGroup {

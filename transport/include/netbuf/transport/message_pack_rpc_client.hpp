@@ -21,10 +21,14 @@
 //                   disables); a response arriving later is ignored (counted: lateResponses())
 //   ConnectionLost  the connection closed (peer, error, protocol error, close()) before the
 //                   response: EVERY pending call fails so; calls made after that fail at once
-// If the loop has shut down, the callback runs on the calling thread with ConnectionLost. A
+// If the loop has shut down, the callback runs on the calling thread with ConnectionLost. If it
+// stops while a call is still queued for it or pending (a shutdown whose timeout cut the wait
+// drops queued tasks), the callback runs with ConnectionLost when the dropped task or the client's
+// state is destroyed (when the group, or the client, goes away), on the destroying thread. A
 // callback must not throw (an exception is caught and reported on stderr).
 // callSync blocks the calling thread (IllegalStateError on the client's loop thread: it would
-// never see the response) until the result is there.
+// never see the response) until the result is there, or returns ConnectionLost once the loop has
+// stopped for good (EventLoop::isTerminated; checked every 50 ms while waiting).
 //
 // Protocol errors (malformed MessagePack, a value that is not an RPC message, a request from the
 // server) close the connection (pending calls: ConnectionLost, message naming the error).
