@@ -562,6 +562,45 @@ TEST_CASE("server backpressure: at most maxConcurrentCalls async calls in flight
   CHECK(rpc.stats().droppedCalls == 0);  // a dropped notification is not a dropped call
 }
 
+TEST_CASE("server backpressure: a resumed request may remove the handler") {
+  // Deferred requests resume from a loop task, outside any pipeline event. A method that removes
+  // the rpc handler there must not destroy it while the resume is still running (ASan finds that).
+  MessagePackRpcServer::Options opts;
+  opts.maxConcurrentCalls = 1;
+  MessagePackRpcServer rpc(opts);
+  std::vector<RpcCall> held;
+  EmbeddedChannel* channel = nullptr;
+  rpc.asyncMethod("hold", [&](RpcCall call) { held.push_back(std::move(call)); })
+      .method("leave", [&](std::span<const Value>, MessagePackWriter& r) {
+        channel->pipeline().remove("rpc");
+        r.packStr("left");
+      });
+  auto ch = embedded(rpc);
+  channel = ch.get();
+  ByteBuf in = Unpooled::buffer();
+  {
+    MessagePackWriter w(in);
+    writeRpcRequest(w, 1, "hold", Value::arrayView({}));
+    writeRpcRequest(w, 2, "leave", Value::arrayView({}));
+    writeRpcRequest(w, 3, "hold", Value::arrayView({}));
+  }
+  ch->writeInbound(std::move(in));
+  REQUIRE(held.size() == 1);  // 2 and 3 wait: one call in flight is the limit
+  CHECK_FALSE(ch->isAutoRead());
+  held[0].reply(Value::integer(1));
+  ch->runPendingTasks();  // the resume runs "leave", which removes the handler
+  CHECK(ch->pipeline().get("rpc") == nullptr);
+  CHECK(held.size() == 1);  // 3 was dropped with the handler
+  CHECK(ch->isAutoRead());  // reading given back
+  auto r = responses(*ch);
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].msgid() == 1);
+  CHECK(r[1].msgid() == 2);
+  CHECK(r[1].result().asStr() == "left");
+  held.clear();
+  ch->finishAndReleaseAll();
+}
+
 TEST_CASE("server: async reply writers are checked like sync results") {
   MessagePackRpcServer rpc;
   std::vector<RpcCall> held;

@@ -120,7 +120,7 @@ void ChannelHandlerContext::close() { prev_->invokeClose(); }
 // Each invoke catches what the handler throws: inbound exceptions go to the same handler's
 // exceptionCaught (Netty's rule), so no exception ever leaves the pipeline.
 #define NETBUF_INVOKE_INBOUND(call)                  \
-  ChannelPipeline::Entry entry(*pipeline_);          \
+  ChannelPipeline::EventScope entry(*pipeline_);     \
   try {                                              \
     call;                                            \
   } catch (...) {                                    \
@@ -148,7 +148,7 @@ void ChannelHandlerContext::invokeChannelWritabilityChanged() noexcept {
 #undef NETBUF_INVOKE_INBOUND
 
 void ChannelHandlerContext::invokeExceptionCaught(std::exception_ptr error) noexcept {
-  ChannelPipeline::Entry entry(*pipeline_);
+  ChannelPipeline::EventScope entry(*pipeline_);
   try {
     handler_->exceptionCaught(*this, error);
   } catch (...) {
@@ -159,7 +159,7 @@ void ChannelHandlerContext::invokeExceptionCaught(std::exception_ptr error) noex
 }
 
 void ChannelHandlerContext::invokeWrite(Message msg, WriteListener* listener) noexcept {
-  ChannelPipeline::Entry entry(*pipeline_);
+  ChannelPipeline::EventScope entry(*pipeline_);
   try {
     handler_->write(*this, std::move(msg), listener);
   } catch (...) {
@@ -173,7 +173,7 @@ void ChannelHandlerContext::invokeWrite(Message msg, WriteListener* listener) no
   }
 }
 void ChannelHandlerContext::invokeFlush() noexcept {
-  ChannelPipeline::Entry entry(*pipeline_);
+  ChannelPipeline::EventScope entry(*pipeline_);
   try {
     handler_->flush(*this);
   } catch (...) {
@@ -181,7 +181,7 @@ void ChannelHandlerContext::invokeFlush() noexcept {
   }
 }
 void ChannelHandlerContext::invokeClose() noexcept {
-  ChannelPipeline::Entry entry(*pipeline_);
+  ChannelPipeline::EventScope entry(*pipeline_);
   try {
     handler_->close(*this);
   } catch (...) {
@@ -291,7 +291,7 @@ void ChannelPipeline::insert(ChannelHandlerContext* prev, ChannelHandlerContext*
   contexts_.push_back(std::move(owned));
   prev->next_ = ctx;
   next->prev_ = ctx;
-  Entry entry(*this);
+  EventScope entry(*this);
   try {
     ctx->handler_->handlerAdded(*ctx);
   } catch (...) {
@@ -337,7 +337,7 @@ ChannelPipeline& ChannelPipeline::addAfter(std::string_view baseName, std::strin
 
 ChannelPipeline& ChannelPipeline::remove(std::string_view name) {
   ChannelHandlerContext& ctx = findOrThrow(name);
-  Entry entry(*this);  // destroyed when this call, or the event in flight, ends
+  EventScope entry(*this);  // destroyed when this call, or the event in flight, ends
   unlink(ctx);
   try {
     ctx.handler_->handlerRemoved(ctx);
@@ -352,7 +352,7 @@ ChannelPipeline& ChannelPipeline::replace(std::string_view oldName, std::string 
   ChannelHandlerContext& old = findOrThrow(oldName);
   ChannelHandlerContext* prev = old.prev_;
   ChannelHandlerContext* next = old.next_;
-  Entry entry(*this);
+  EventScope entry(*this);
   if (newName != oldName) checkNewName(newName);
   // Check the new handler against the neighbours before touching anything.
   {

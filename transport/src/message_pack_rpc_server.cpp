@@ -215,6 +215,15 @@ class RpcServerHandler final : public ChannelHandler {
     const bool restore = paused_ && ctx.channel().isOpen();
     paused_ = false;
     deferred_.clear();
+    // Responses already handed to the channel go out (no later readComplete reaches this handler
+    // to flush them).
+    if (conn_ && conn_->pendingFlush && ctx.channel().isOpen()) {
+      conn_->pendingFlush = false;
+      try {
+        ctx.flush();
+      } catch (...) {  // as below: nobody to report to
+      }
+    }
     if (conn_) conn_->detach();
     if (restore) {
       try {
@@ -232,6 +241,9 @@ class RpcServerHandler final : public ChannelHandler {
     try {
       conn_->executor->execute([conn = conn_] {
         if (conn->handler == nullptr || conn->ctx == nullptr) return;
+        // Not inside a pipeline event: a method that removes this handler meanwhile must not
+        // destroy it under processDeferred, so the scope keeps it until the task ends.
+        ChannelPipeline::EventScope scope(conn->ctx->pipeline());
         RpcServerHandler& h = *conn->handler;
         h.resumeScheduled_ = false;
         try {
@@ -275,6 +287,7 @@ class RpcServerHandler final : public ChannelHandler {
       return;
     }
     dispatch(ctx, std::move(m));
+    if (removedByMethod(ctx)) return;
     writeBatchIfLarge(ctx);
   }
 
@@ -337,6 +350,7 @@ class RpcServerHandler final : public ChannelHandler {
         RpcMessage m = std::move(deferred_.front());
         deferred_.pop_front();
         dispatch(ctx, std::move(m));
+        if (removedByMethod(ctx)) return;
         writeBatchIfLarge(ctx);
       }
       conn_->inRead = wasInRead;
@@ -350,6 +364,17 @@ class RpcServerHandler final : public ChannelHandler {
       paused_ = false;
       ctx.channel().setAutoRead(autoReadBeforePause_);
     }
+  }
+
+  /// True when the method just run removed this handler from the pipeline (its context stays
+  /// usable until the event or resume task ends): its response, written into the batch after
+  /// the removal, is sent now, since no readComplete reaches this handler any more; requests
+  /// still waiting were dropped with the handler.
+  bool removedByMethod(ChannelHandlerContext& ctx) {
+    if (conn_->handler == this) return false;
+    writeBatch(ctx);
+    if (ctx.channel().isOpen()) ctx.flush();
+    return true;
   }
 
   void dispatch(ChannelHandlerContext& ctx, RpcMessage m) {

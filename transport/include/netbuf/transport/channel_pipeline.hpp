@@ -83,6 +83,24 @@ class ChannelPipeline {
   void flush();
   void close();
 
+  /// Counts an event (or other code that calls handlers) entering the pipeline: a handler removed
+  /// while one is open is destroyed when the outermost one closes, not while code on the stack may
+  /// still use it. Every event and pipeline operation opens one; a handler that calls its own
+  /// methods from a loop task it scheduled (outside any event), where those methods may remove
+  /// handlers, opens one around that code. Loop thread only.
+  class EventScope {
+   public:
+    explicit EventScope(ChannelPipeline& pipeline) noexcept : p_(pipeline) { ++p_.depth_; }
+    ~EventScope() {
+      if (--p_.depth_ == 0 && !p_.removed_.empty()) p_.removed_.clear();
+    }
+    EventScope(const EventScope&) = delete;
+    EventScope& operator=(const EventScope&) = delete;
+
+   private:
+    ChannelPipeline& p_;
+  };
+
   /// Messages that reached the tail unhandled (released there).
   std::uint64_t unhandledMessages() const noexcept { return unhandled_; }
 
@@ -91,15 +109,6 @@ class ChannelPipeline {
   friend class Channel;
   class HeadHandler;
   class TailHandler;
-
-  /// Counts an event entering the pipeline; the outermost exit destroys removed contexts.
-  struct Entry {
-    ChannelPipeline& p;
-    explicit Entry(ChannelPipeline& pipeline) : p(pipeline) { ++p.depth_; }
-    ~Entry() {
-      if (--p.depth_ == 0 && !p.removed_.empty()) p.removed_.clear();
-    }
-  };
 
   // The channel's head/tail side (Channel's protected hooks), for the head, tail and contexts.
   static void channelWrite(Channel& ch, Message msg, WriteListener* listener);
