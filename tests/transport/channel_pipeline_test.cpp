@@ -200,6 +200,29 @@ TEST_CASE("ChannelPipeline: handlers added and removed while events flow") {
   CHECK(log.back() == "later.added");
 }
 
+TEST_CASE("ChannelPipeline: a handler may fire events from handlerRemoved as the channel goes") {
+  // Destroying the channel removes every handler. One that writes and flushes from handlerRemoved
+  // opens and closes a pipeline event there; that must not destroy the removed contexts (its own
+  // included) while handlerRemoved still runs (ASan: use after free before the fix).
+  std::vector<std::string> log;
+  struct FlushOnRemove : ChannelHandler {
+    std::vector<std::string>* log;
+    std::string said = "bye";
+    explicit FlushOnRemove(std::vector<std::string>* l) : log(l) {}
+    void handlerRemoved(ChannelHandlerContext& ctx) override {
+      ctx.write(Message(std::string(said)));
+      ctx.flush();
+      log->push_back(said + ".removed");  // members still alive after the flush
+    }
+  };
+  {
+    EmbeddedChannel ch;
+    ch.pipeline().addLast("a", std::make_unique<FlushOnRemove>(&log));
+    ch.pipeline().addLast("b", std::make_unique<FlushOnRemove>(&log));
+  }
+  CHECK(log == std::vector<std::string>{"bye.removed", "bye.removed"});
+}
+
 TEST_CASE("ChannelPipeline: an exception goes to the handler's exceptionCaught, then the tail") {
   struct Thrower : ChannelHandler {
     void channelRead(ChannelHandlerContext&, Message) override {

@@ -1010,18 +1010,21 @@ TEST_CASE("client: a loop stopped with calls queued or pending fails them; callS
     std::thread queuedThread([&] {
       queuedSync = client.callSync("add", {Value::integer(1), Value::integer(2)});
     });
-    client.call("add", {Value::integer(1), Value::integer(2)}, [&](RpcResult r) {
+    // The busy task (counted until it ends) and the sync call's send task wait on the loop.
+    REQUIRE(eventually([&] { return client.eventLoop().pendingTasks() >= 2; }));
+    std::atomic<std::uint32_t> asyncId{0};
+    asyncId = client.call("add", {Value::integer(1), Value::integer(2)}, [&](RpcResult r) {
       ++asyncCalls;
-      if (r.status == RpcResult::Status::ConnectionLost) ++asyncLost;
+      if (r.status == RpcResult::Status::ConnectionLost && r.msgid == asyncId) ++asyncLost;
     });
-    std::this_thread::sleep_for(50ms);
     clientGroup->shutdownGracefully(0ms, 0ms);
     CHECK(clientGroup->loop(0).isTerminated());
     pendingThread.join();
     queuedThread.join();
     CHECK(pendingSync.status == RpcResult::Status::ConnectionLost);
     CHECK(queuedSync.status == RpcResult::Status::ConnectionLost);
-    CHECK(asyncCalls == 0);  // its task was dropped, not run
+    CHECK(queuedSync.msgid == pendingSync.msgid + 1);  // the results name their calls
+    CHECK(asyncCalls == 0);                            // its task was dropped, not run
   }
   // Destroying the group destroys the dropped tasks: the async call fails now, exactly once.
   clientGroup.reset();

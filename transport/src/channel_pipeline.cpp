@@ -205,6 +205,10 @@ ChannelPipeline::ChannelPipeline(Channel& channel) : channel_(&channel) {
 ChannelPipeline::~ChannelPipeline() { clear(); }
 
 void ChannelPipeline::clear() noexcept {
+  // One scope around the whole loop: a handlerRemoved that fires an event (a flush, a write)
+  // closes that event's own scope at depth 1, so the contexts removed so far, its own included,
+  // are not destroyed under it; they go when this scope ends.
+  EventScope scope(*this);
   while (tail_->prev_ != head_) {
     ChannelHandlerContext& ctx = *tail_->prev_;
     unlink(ctx);
@@ -213,7 +217,6 @@ void ChannelPipeline::clear() noexcept {
     } catch (...) {
     }
   }
-  removed_.clear();
 }
 
 ChannelHandlerContext* ChannelPipeline::find(std::string_view name) const noexcept {

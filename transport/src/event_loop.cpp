@@ -28,9 +28,9 @@ bool ScheduledTask::isCancelled() const noexcept {
 ScheduledTask EventLoop::schedule(std::chrono::nanoseconds delay, std::function<void()> task) {
   Admission admit(*this);
   auto state = std::make_shared<ScheduledTask::State>();
-  auto timer = std::make_shared<boost::asio::steady_timer>(ctx_);
+  auto timer = std::make_shared<boost::asio::steady_timer>(*ctx_);
   // steady_timer is not thread-safe: it is armed on the loop thread.
-  boost::asio::post(ctx_, [this, state, timer, delay, task = std::move(task)]() mutable {
+  boost::asio::post(*ctx_, [this, state, timer, delay, task = std::move(task)]() mutable {
     timer->expires_after(delay);
     timer->async_wait(
         [this, state, timer, task = std::move(task)](const boost::system::error_code& ec) {
@@ -90,7 +90,7 @@ void EventLoop::run() noexcept {
   // so that nothing escapes the thread. run() may be called again after an exception.
   for (;;) {
     try {
-      ctx_.run();
+      ctx_->run();
       return;
     } catch (...) {
       reportFailure(std::current_exception());
@@ -115,6 +115,10 @@ EventLoopGroup::EventLoopGroup(std::size_t nThreads) {
 EventLoopGroup::~EventLoopGroup() {
   if (!isTerminated())
     shutdownGracefully(std::chrono::milliseconds(0), std::chrono::milliseconds(0));
+  // Tasks dropped at shutdown are destroyed with their loop's io_context. Their destructors may
+  // call into any loop of the group (and be refused), so every io_context goes before any loop.
+  for (auto& l : loops_) l->work_.reset();
+  for (auto& l : loops_) l->ctx_.reset();
 }
 
 EventLoop* EventLoopGroup::currentLoop() noexcept {
@@ -170,7 +174,7 @@ void EventLoopGroup::stop() noexcept {
     l->accepting_.store(false, std::memory_order_seq_cst);
     while (l->submitting_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
     l->work_.reset();
-    l->ctx_.stop();
+    l->ctx_->stop();
   }
   for (auto& l : loops_) {
     if (l->thread_.joinable()) l->thread_.join();

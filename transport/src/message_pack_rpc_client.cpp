@@ -83,6 +83,8 @@ class UnlosableTask {
     armed_ = false;
     fn_();
   }
+  /// For a task the loop refused (still the caller's): its drop is handled there.
+  void disarm() noexcept { armed_ = false; }
 
  private:
   Fn fn_;
@@ -133,20 +135,23 @@ struct RpcClientState : std::enable_shared_from_this<RpcClientState> {
       startOnLoop(std::move(sub));
       return;
     }
-    std::unique_lock<std::mutex> g(mutex);
-    queue.push_back(std::move(sub));
-    if (drainScheduled) return;
-    drainScheduled = true;
+    {
+      std::lock_guard<std::mutex> g(mutex);
+      queue.push_back(std::move(sub));
+      if (drainScheduled) return;
+      drainScheduled = true;
+    }
+    // Scheduled outside the lock: a task destroyed on the way (the loop failing to allocate its
+    // queue node) fails the queue from its destructor, which takes the lock.
     auto self = shared_from_this();
     UnlosableTask task(
         [self] { self->drain(); },
-        [self] { self->failQueued("the event loop shut down before the call was sent"); });
+        [self] { self->failQueued("the event loop dropped the task sending the call"); });
     try {
       loop->execute(std::move(task));  // admission is checked before the task is moved from
     } catch (const RejectedExecutionError&) {
-      // The loop has shut down: fail what is queued here, on the calling thread (the task's
-      // drop, when it goes out of scope, finds nothing left).
-      g.unlock();
+      // The loop has shut down: fail what is queued here, on the calling thread.
+      task.disarm();
       failQueued("the event loop has shut down");
     }
   }
@@ -479,8 +484,9 @@ void MessagePackRpcClient::submitNotification(ByteBuf notification) {
   state_->submit({0, std::move(notification), {}, std::nullopt});
 }
 
-void MessagePackRpcClient::call(std::string_view method, const Value& params, RpcCallback done,
-                                std::optional<std::chrono::milliseconds> timeout) {
+std::uint32_t MessagePackRpcClient::call(std::string_view method, const Value& params,
+                                         RpcCallback done,
+                                         std::optional<std::chrono::milliseconds> timeout) {
   ByteBuf buf = newBuffer();
   const std::uint32_t id = nextMsgid();
   {
@@ -488,6 +494,7 @@ void MessagePackRpcClient::call(std::string_view method, const Value& params, Rp
     writeRpcRequest(w, id, method, params);
   }
   submit(id, std::move(buf), std::move(done), timeout);
+  return id;
 }
 
 void MessagePackRpcClient::notify(std::string_view method, const Value& params) {
@@ -514,7 +521,7 @@ MessagePackRpcClient::SyncWaiter MessagePackRpcClient::syncWaiter() {
   return w;
 }
 
-RpcResult MessagePackRpcClient::waitFor(SyncWaiter& waiter) {
+RpcResult MessagePackRpcClient::waitFor(SyncWaiter& waiter, std::uint32_t msgid) {
   std::unique_lock<std::mutex> g(waiter.slot->mutex);
   for (;;) {
     if (waiter.slot->cv.wait_for(g, std::chrono::milliseconds(50),
@@ -526,10 +533,8 @@ RpcResult MessagePackRpcClient::waitFor(SyncWaiter& waiter) {
     // a result delivered before the loop stopped has been seen.
     if (state_->loop->isTerminated()) {
       if (waiter.slot->result.has_value()) return std::move(*waiter.slot->result);
-      RpcResult r;
-      r.status = RpcResult::Status::ConnectionLost;
-      r.message = "the event loop shut down before the call completed";
-      return r;
+      return detail::failure(RpcResult::Status::ConnectionLost, msgid,
+                             "the event loop shut down before the call completed");
     }
   }
 }
@@ -537,8 +542,8 @@ RpcResult MessagePackRpcClient::waitFor(SyncWaiter& waiter) {
 RpcResult MessagePackRpcClient::callSync(std::string_view method, const Value& params,
                                          std::optional<std::chrono::milliseconds> timeout) {
   SyncWaiter waiter = syncWaiter();
-  call(method, params, waiter.callback, timeout);
-  return waitFor(waiter);
+  const std::uint32_t id = call(method, params, waiter.callback, timeout);
+  return waitFor(waiter, id);
 }
 
 }  // namespace netbuf

@@ -215,15 +215,6 @@ class RpcServerHandler final : public ChannelHandler {
     const bool restore = paused_ && ctx.channel().isOpen();
     paused_ = false;
     deferred_.clear();
-    // Responses already handed to the channel go out (no later readComplete reaches this handler
-    // to flush them).
-    if (conn_ && conn_->pendingFlush && ctx.channel().isOpen()) {
-      conn_->pendingFlush = false;
-      try {
-        ctx.flush();
-      } catch (...) {  // as below: nobody to report to
-      }
-    }
     if (conn_) conn_->detach();
     if (restore) {
       try {

@@ -574,7 +574,7 @@ void WriteRun::array(std::span<const Value> elements, std::size_t depth) {
       if (!e.isStr() || !fastString(p, l, sep, e, false)) {
         w = p;
         put(sep);
-        value(e, depth);
+        child(e, depth);
         p = w;
         l = lim;
       }
@@ -705,7 +705,7 @@ void WriteRun::compactMembers(std::size_t n, MemberAt memberAt, std::size_t dept
     }
     if (!m.value.isStr() || !fastString(p, l, 0, m.value, false)) {
       w = p;
-      value(m.value, depth);
+      child(m.value, depth);
       p = w;
       l = lim;
     }

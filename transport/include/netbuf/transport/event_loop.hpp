@@ -67,7 +67,7 @@ class EventLoop final : public ChannelExecutor {
   EventLoop& operator=(const EventLoop&) = delete;
 
   /// The loop's io_context (for Asio objects that must live on this loop: sockets, timers).
-  boost::asio::io_context& context() noexcept { return ctx_; }
+  boost::asio::io_context& context() noexcept { return *ctx_; }
   /// Position of this loop in its group.
   std::size_t index() const noexcept { return index_; }
   /// True when called from this loop's thread.
@@ -81,7 +81,7 @@ class EventLoop final : public ChannelExecutor {
     Admission admit(*this);  // throws when shut down
     pending_.fetch_add(1, std::memory_order_relaxed);
     lastSubmitNs_.store(nowNs(), std::memory_order_relaxed);
-    boost::asio::post(ctx_, Task<Fn>{this, Fn(std::forward<F>(task))});
+    boost::asio::post(*ctx_, Task<Fn>{this, Fn(std::forward<F>(task))});
   }
 
   /// execute() for a type-erased task (the ChannelExecutor interface).
@@ -171,12 +171,14 @@ class EventLoop final : public ChannelExecutor {
   std::uint64_t nextHookId_ = 1;
   void runShutdownHooks() noexcept;
 
-  // Declared last, so destroyed first: destroying the io_context destroys the tasks that never
-  // ran (dropped at shutdown), and their destructors may still call into this loop (execute()
-  // then refuses them), so every other member must still be alive.
-  boost::asio::io_context ctx_{1};
+  // Destroying the io_context destroys the tasks that never ran (dropped at shutdown), and their
+  // destructors may still call into this loop or another loop of the group (execute() then
+  // refuses them). So the group's destructor resets every loop's io_context first, while all the
+  // loops and the group are whole; declared last, it would also go first in a loop's own
+  // destruction.
+  std::optional<boost::asio::io_context> ctx_{std::in_place, 1};
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
-      ctx_.get_executor()};
+      ctx_->get_executor()};
 };
 
 class EventLoopGroup {

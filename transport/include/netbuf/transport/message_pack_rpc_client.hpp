@@ -24,8 +24,9 @@
 // If the loop has shut down, the callback runs on the calling thread with ConnectionLost. If it
 // stops while a call is still queued for it or pending (a shutdown whose timeout cut the wait
 // drops queued tasks), the callback runs with ConnectionLost when the dropped task or the client's
-// state is destroyed (when the group, or the client, goes away), on the destroying thread. A
-// callback must not throw (an exception is caught and reported on stderr).
+// state is destroyed (when the group, or the client, goes away), on the destroying thread; such
+// a late callback must not use the client. A callback must not throw (an exception is caught and
+// reported on stderr).
 // callSync blocks the calling thread (IllegalStateError on the client's loop thread: it would
 // never see the response) until the result is there, or returns ConnectionLost once the loop has
 // stopped for good (EventLoop::isTerminated; checked every 50 ms while waiting).
@@ -108,18 +109,18 @@ class MessagePackRpcClient {
 
   /// Sends [0, msgid, method, params]; done(result) runs once on the loop. timeout: this call's
   /// (nullopt: Options::callTimeout; zero: none). params must be an Array (EncoderError, thrown
-  /// here, before anything is sent).
-  void call(std::string_view method, const Value& params, RpcCallback done,
-            std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  /// here, before anything is sent). Returns the call's msgid (the result carries it too).
+  std::uint32_t call(std::string_view method, const Value& params, RpcCallback done,
+                     std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   /// params as a list: client.call("add", {Value::integer(1), Value::integer(2)}, done).
-  void call(std::string_view method, std::initializer_list<Value> params, RpcCallback done,
-            std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
-    call(method, listOf(params), std::move(done), timeout);
+  std::uint32_t call(std::string_view method, std::initializer_list<Value> params, RpcCallback done,
+                     std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+    return call(method, listOf(params), std::move(done), timeout);
   }
   /// params written by fn (one array; nothing: []).
   template <RpcValueWriter F>
-  void call(std::string_view method, F&& params, RpcCallback done,
-            std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+  std::uint32_t call(std::string_view method, F&& params, RpcCallback done,
+                     std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
     ByteBuf buf = newBuffer();
     const std::uint32_t id = nextMsgid();
     {
@@ -127,9 +128,11 @@ class MessagePackRpcClient {
       writeRpcRequest(w, id, method, params);
     }
     submit(id, std::move(buf), std::move(done), timeout);
+    return id;
   }
 
-  /// Blocks until the result is there. IllegalStateError on the client's loop thread.
+  /// Blocks until the result is there (or the loop has stopped for good: ConnectionLost).
+  /// IllegalStateError on the client's loop thread.
   RpcResult callSync(std::string_view method, const Value& params,
                      std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   RpcResult callSync(std::string_view method, std::initializer_list<Value> params,
@@ -140,8 +143,8 @@ class MessagePackRpcClient {
   RpcResult callSync(std::string_view method, F&& params,
                      std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
     SyncWaiter waiter = syncWaiter();
-    call(method, std::forward<F>(params), waiter.callback, timeout);
-    return waitFor(waiter);
+    const std::uint32_t id = call(method, std::forward<F>(params), waiter.callback, timeout);
+    return waitFor(waiter, id);
   }
 
   /// Sends [2, method, params] (no response). Dropped silently when the connection is closed.
@@ -185,7 +188,7 @@ class MessagePackRpcClient {
               std::optional<std::chrono::milliseconds> timeout);
   void submitNotification(ByteBuf notification);
   SyncWaiter syncWaiter();
-  RpcResult waitFor(SyncWaiter& waiter);
+  RpcResult waitFor(SyncWaiter& waiter, std::uint32_t msgid);
 
   std::shared_ptr<detail::RpcClientState> state_;
 };
