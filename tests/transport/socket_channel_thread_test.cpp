@@ -157,6 +157,53 @@ TEST_CASE("TCP: echo round trip, addresses, options, close on both sides") {
   server->close();  // idempotent
 }
 
+TEST_CASE("TCP: an accepted channel with reading off and nothing in flight stays open") {
+  // Netty's backpressure idiom: a handler turns autoRead off and on again later. While it is off
+  // and nothing is being written, no I/O operation holds the channel; it must stay open (and
+  // alive) until it is closed, not be destroyed with its socket still open.
+  EventLoopGroup group(1);
+  std::atomic<int> inactive{0};
+  std::mutex m;
+  std::weak_ptr<SocketChannel> accepted;
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .childInitializer([&](SocketChannel& ch) {
+                      {
+                        std::lock_guard<std::mutex> g(m);
+                        accepted = ch.shared_from_this();
+                      }
+                      ch.setAutoRead(false);
+                      ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(&inactive));
+                    })
+                    .bind("127.0.0.1", 0);
+  Collector* col = nullptr;
+  auto client = collectingClient(group, "127.0.0.1", server->port(), col);
+  onLoop(*client, [&] { client->writeAndFlush(text("ping")); });
+  REQUIRE(eventually([&] {
+    std::lock_guard<std::mutex> g(m);
+    return !accepted.expired();
+  }));
+  std::this_thread::sleep_for(100ms);  // nothing read, nothing written: no operation in flight
+  std::shared_ptr<SocketChannel> ch;
+  {
+    std::lock_guard<std::mutex> g(m);
+    ch = accepted.lock();
+  }
+  REQUIRE(ch != nullptr);
+  bool open = false;
+  onLoop(*ch, [&] { open = ch->isOpen(); });
+  CHECK(open);
+  CHECK(inactive == 0);
+  CHECK(server->openChildren() == 1);
+  onLoop(*ch, [&] { ch->setAutoRead(true); });
+  CHECK(eventually([&] { return col->text() == "ping"; }));  // read and echoed after all
+  ch.reset();
+  onLoop(*client, [&] { client->close(); });
+  CHECK(eventually([&] { return inactive == 1; }));
+  server->close();
+  group.shutdownGracefully(0ms, 5s);
+}
+
 TEST_CASE("TCP: gather writes of composites, write listeners, writes after close fail") {
   EventLoopGroup group(1);
   auto server = echoServer(group);

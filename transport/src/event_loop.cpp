@@ -55,7 +55,16 @@ std::uint64_t EventLoop::addShutdownHook(std::function<void()> fn) {
 }
 
 void EventLoop::removeShutdownHook(std::uint64_t id) noexcept {
-  std::erase_if(shutdownHooks_, [id](const auto& h) { return h.first == id; });
+  // The hook may own what it closes (a channel): destroy it after the list is consistent again,
+  // since that destruction may add or remove other hooks.
+  std::function<void()> removed;
+  for (auto it = shutdownHooks_.begin(); it != shutdownHooks_.end(); ++it) {
+    if (it->first == id) {
+      removed = std::move(it->second);
+      shutdownHooks_.erase(it);
+      break;
+    }
+  }
 }
 
 void EventLoop::runShutdownHooks() noexcept {
@@ -68,6 +77,11 @@ void EventLoop::runShutdownHooks() noexcept {
       reportFailure(std::current_exception());
     }
   }
+}
+
+void EventLoop::throwDestroyed() {
+  throw IllegalStateError(
+      "EventLoop::context: the loop's io_context is gone (its group is being destroyed)");
 }
 
 void EventLoop::reject() const {
@@ -115,6 +129,14 @@ EventLoopGroup::EventLoopGroup(std::size_t nThreads) {
 EventLoopGroup::~EventLoopGroup() {
   if (!isTerminated())
     shutdownGracefully(std::chrono::milliseconds(0), std::chrono::milliseconds(0));
+  // Channels still open (the shutdown's timeout cut the wait) are owned by their loop's hooks:
+  // released first, while every io_context is alive for their sockets. (Moved out first: a
+  // channel's destruction may add or remove hooks.)
+  for (auto& l : loops_) {
+    auto hooks = std::move(l->shutdownHooks_);
+    l->shutdownHooks_.clear();
+    hooks.clear();
+  }
   // Tasks dropped at shutdown are destroyed with their loop's io_context. Their destructors may
   // call into any loop of the group (and be refused), so every io_context goes before any loop.
   for (auto& l : loops_) l->work_.reset();

@@ -215,6 +215,21 @@ class RpcServerHandler final : public ChannelHandler {
     const bool restore = paused_ && ctx.channel().isOpen();
     paused_ = false;
     deferred_.clear();
+    // Responses already handed to the channel go out: no later readComplete or flush task
+    // reaches this handler once it is detached. (Safe from every removal path: the pipeline
+    // keeps removed contexts alive while one is open, its own teardown included.)
+    if (conn_ && ctx.channel().isOpen()) {
+      try {
+        // Complete responses waiting in the batch go too, unless a method is running: then the
+        // batch holds its response half written, and removedByMethod sends it when it returns.
+        if (!dispatching_) writeBatch(ctx);
+        if (conn_->pendingFlush) {
+          conn_->pendingFlush = false;
+          ctx.flush();
+        }
+      } catch (...) {  // as below: nobody to report to
+      }
+    }
     if (conn_) conn_->detach();
     if (restore) {
       try {
@@ -369,6 +384,12 @@ class RpcServerHandler final : public ChannelHandler {
   }
 
   void dispatch(ChannelHandlerContext& ctx, RpcMessage m) {
+    // While a method runs, the batch may hold its response half written.
+    struct Dispatching {
+      bool& flag;
+      explicit Dispatching(bool& f) : flag(f) { flag = true; }
+      ~Dispatching() { flag = false; }
+    } dispatching{dispatching_};
     if (m.type() == RpcMessageType::Request) {
       RpcServerState::bump(state_->requests);
       handleRequest(ctx, std::move(m));
@@ -501,6 +522,7 @@ class RpcServerHandler final : public ChannelHandler {
   bool paused_ = false;              // deferred_ is (or was just) non-empty; autoRead is off
   bool autoReadBeforePause_ = true;  // what setAutoRead goes back to
   bool processing_ = false;          // inside processDeferred (no re-entry)
+  bool dispatching_ = false;         // inside dispatch (a method may be running)
   bool resumeScheduled_ = false;
 };
 

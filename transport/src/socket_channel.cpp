@@ -81,9 +81,11 @@ void SocketChannel::start(const Initializer& init) {
   }
   if (init) init(*this);
   loop_->channelOpened();
-  shutdownHook_ = loop_->addShutdownHook([weak = weak_from_this()] {
-    if (auto self = weak.lock()) self->closeGracefully();
-  });
+  // The hook holds the channel: an open channel is owned by its loop until it closes (doClose
+  // removes the hook), as a Netty channel is registered with its event loop. Without that, a
+  // channel with reading off and no write in flight (no operation holding it) would be destroyed
+  // with its socket open once its other owners let go.
+  shutdownHook_ = loop_->addShutdownHook([self = shared_from_this()] { self->closeGracefully(); });
   active_ = true;
   pipeline().fireChannelActive();
   if (open_ && isAutoRead()) startRead();
@@ -220,6 +222,10 @@ void SocketChannel::startWrite() {
     }
     return;
   }
+  // A flush from a handler while the channel is being destroyed (its handlers are removed in the
+  // destructor) cannot start a write: nothing could own the channel until it completes.
+  std::shared_ptr<SocketChannel> self = weak_from_this().lock();
+  if (self == nullptr) return;
   iov_.clear();
   for (auto& w : flushed_) {
     if (iov_.size() >= kMaxIovecs) break;
@@ -234,7 +240,7 @@ void SocketChannel::startWrite() {
   }
   writing_ = true;
   socket_.async_write_some(
-      iov_, [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+      iov_, [self = std::move(self)](const boost::system::error_code& ec, std::size_t n) {
         self->onWritten(ec, n);
       });
 }
@@ -306,6 +312,8 @@ void SocketChannel::closeWithError(const boost::system::error_code& ec) {
 
 void SocketChannel::doClose() {
   if (!open_) return;
+  // Removing the hook may drop the last owner: keep this alive until the close is done.
+  const std::shared_ptr<SocketChannel> keep = weak_from_this().lock();
   open_ = false;
   if (shutdownHook_ != 0) {  // set by start(): the channel counted itself in on its loop
     loop_->removeShutdownHook(shutdownHook_);

@@ -67,7 +67,11 @@ class EventLoop final : public ChannelExecutor {
   EventLoop& operator=(const EventLoop&) = delete;
 
   /// The loop's io_context (for Asio objects that must live on this loop: sockets, timers).
-  boost::asio::io_context& context() noexcept { return *ctx_; }
+  boost::asio::io_context& context() {
+    if (!ctx_) [[unlikely]]
+      throwDestroyed();
+    return *ctx_;
+  }
   /// Position of this loop in its group.
   std::size_t index() const noexcept { return index_; }
   /// True when called from this loop's thread.
@@ -81,7 +85,12 @@ class EventLoop final : public ChannelExecutor {
     Admission admit(*this);  // throws when shut down
     pending_.fetch_add(1, std::memory_order_relaxed);
     lastSubmitNs_.store(nowNs(), std::memory_order_relaxed);
-    boost::asio::post(*ctx_, Task<Fn>{this, Fn(std::forward<F>(task))});
+    try {
+      boost::asio::post(*ctx_, Task<Fn>{this, Fn(std::forward<F>(task))});
+    } catch (...) {  // not queued (out of memory): a graceful shutdown must not wait for it
+      pending_.fetch_sub(1, std::memory_order_release);
+      throw;
+    }
   }
 
   /// execute() for a type-erased task (the ChannelExecutor interface).
@@ -98,7 +107,9 @@ class EventLoop final : public ChannelExecutor {
   ScheduledTask schedule(std::chrono::nanoseconds delay, std::function<void()> task) override;
 
   /// Graceful-shutdown hooks (for channels and acceptors living on this loop): fn runs on this
-  /// loop when its group's shutdownGracefully() begins. Both calls on the loop thread only.
+  /// loop when its group's shutdownGracefully() begins. Both calls on the loop thread only. The
+  /// loop owns fn (and what it holds) until it is removed, or until the group is destroyed: an
+  /// open SocketChannel's hook is what keeps the channel alive while it is open.
   std::uint64_t addShutdownHook(std::function<void()> fn);
   void removeShutdownHook(std::uint64_t id) noexcept;
   /// Open channels on this loop that graceful shutdown waits for (channels count themselves in
@@ -153,6 +164,7 @@ class EventLoop final : public ChannelExecutor {
         .count();
   }
   [[noreturn]] void reject() const;
+  [[noreturn]] static void throwDestroyed();
   void reportFailure(std::exception_ptr e) noexcept;
   void run() noexcept;
 
@@ -174,8 +186,8 @@ class EventLoop final : public ChannelExecutor {
   // Destroying the io_context destroys the tasks that never ran (dropped at shutdown), and their
   // destructors may still call into this loop or another loop of the group (execute() then
   // refuses them). So the group's destructor resets every loop's io_context first, while all the
-  // loops and the group are whole; declared last, it would also go first in a loop's own
-  // destruction.
+  // loops and the group are whole (declared last but for work_, it would also go early in a
+  // loop's own destruction).
   std::optional<boost::asio::io_context> ctx_{std::in_place, 1};
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
       ctx_->get_executor()};
