@@ -204,6 +204,55 @@ TEST_CASE("TCP: an accepted channel with reading off and nothing in flight stays
   group.shutdownGracefully(0ms, 5s);
 }
 
+TEST_CASE("TCP: a channel owned only by its loop may be closed from a loop task") {
+  // Reading off from the start, nothing written: the loop's hook is the channel's only owner. A
+  // close from a plain loop task (no event, no operation holding the channel) must not destroy
+  // it under the pipeline code that runs the close (ASan: use after free otherwise).
+  EventLoopGroup group(1);
+  std::atomic<int> inactive{0};
+  std::atomic<SocketChannel*> accepted{nullptr};
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .childInitializer([&](SocketChannel& ch) {
+                      ch.setAutoRead(false);
+                      ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(&inactive));
+                      accepted = &ch;
+                    })
+                    .bind("127.0.0.1", 0);
+  Collector* col = nullptr;
+  auto client = collectingClient(group, "127.0.0.1", server->port(), col);
+  REQUIRE(eventually([&] { return accepted.load() != nullptr; }));
+  std::this_thread::sleep_for(50ms);  // start() has finished: the hook holds the channel
+  SocketChannel* raw = accepted.load();
+  raw->eventLoop().execute([raw] { raw->close(); });
+  CHECK(eventually([&] { return inactive == 1; }));
+  CHECK(eventually([&] { return col->inactive.load(); }));  // the client sees the close
+  CHECK(eventually([&] { return server->openChildren() == 0; }));
+  server->close();
+  group.shutdownGracefully(0ms, 5s);
+}
+
+TEST_CASE("TCP: an initializer may close the channel it is given") {
+  EventLoopGroup group(1);
+  std::atomic<int> initialized{0};
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .childInitializer([&](SocketChannel& ch) {
+                      ++initialized;
+                      ch.close();  // e.g. a connection limit
+                    })
+                    .bind("127.0.0.1", 0);
+  Collector* col = nullptr;
+  auto client = collectingClient(group, "127.0.0.1", server->port(), col);
+  CHECK(eventually([&] { return col->inactive.load(); }));  // closed by the server at once
+  CHECK(initialized == 1);
+  CHECK(eventually([&] { return server->openChildren() == 0; }));
+  server->close();
+  const auto start = std::chrono::steady_clock::now();
+  group.shutdownGracefully(0ms, 5s);  // nothing left open: no wait for the timeout
+  CHECK(std::chrono::steady_clock::now() - start < 2s);
+}
+
 TEST_CASE("TCP: gather writes of composites, write listeners, writes after close fail") {
   EventLoopGroup group(1);
   auto server = echoServer(group);

@@ -133,9 +133,11 @@ EventLoopGroup::~EventLoopGroup() {
   // released first, while every io_context is alive for their sockets. (Moved out first: a
   // channel's destruction may add or remove hooks.)
   for (auto& l : loops_) {
-    auto hooks = std::move(l->shutdownHooks_);
-    l->shutdownHooks_.clear();
-    hooks.clear();
+    while (!l->shutdownHooks_.empty()) {  // a channel's destruction may add hooks: until none
+      auto hooks = std::move(l->shutdownHooks_);
+      l->shutdownHooks_.clear();
+      hooks.clear();
+    }
   }
   // Tasks dropped at shutdown are destroyed with their loop's io_context. Their destructors may
   // call into any loop of the group (and be refused), so every io_context goes before any loop.

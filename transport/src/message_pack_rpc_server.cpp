@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace netbuf {
@@ -387,8 +388,9 @@ class RpcServerHandler final : public ChannelHandler {
     // While a method runs, the batch may hold its response half written.
     struct Dispatching {
       bool& flag;
-      explicit Dispatching(bool& f) : flag(f) { flag = true; }
-      ~Dispatching() { flag = false; }
+      bool before;
+      explicit Dispatching(bool& f) : flag(f), before(std::exchange(f, true)) {}
+      ~Dispatching() { flag = before; }
     } dispatching{dispatching_};
     if (m.type() == RpcMessageType::Request) {
       RpcServerState::bump(state_->requests);

@@ -80,6 +80,7 @@ void SocketChannel::start(const Initializer& init) {
                        ignored);
   }
   if (init) init(*this);
+  if (!open_) return;  // the initializer closed it (a connection limit): never counted in
   loop_->channelOpened();
   // The hook holds the channel: an open channel is owned by its loop until it closes (doClose
   // removes the hook), as a Netty channel is registered with its event loop. Without that, a
@@ -312,8 +313,20 @@ void SocketChannel::closeWithError(const boost::system::error_code& ec) {
 
 void SocketChannel::doClose() {
   if (!open_) return;
-  // Removing the hook may drop the last owner: keep this alive until the close is done.
-  const std::shared_ptr<SocketChannel> keep = weak_from_this().lock();
+  // Removing the hook may drop the last owner. The channel must outlive this close and every
+  // frame above it (pipeline code that called close() still uses the pipeline), so the last
+  // reference is handed to a later loop task rather than dropped here.
+  struct ReleaseLater {
+    std::shared_ptr<SocketChannel> keep;
+    EventLoop* loop;
+    ~ReleaseLater() {
+      if (keep == nullptr) return;
+      try {
+        boost::asio::post(loop->context(), [k = std::move(keep)] {});
+      } catch (...) {  // the loop's io_context is gone (group teardown): release here
+      }
+    }
+  } releaseLater{weak_from_this().lock(), loop_};
   open_ = false;
   if (shutdownHook_ != 0) {  // set by start(): the channel counted itself in on its loop
     loop_->removeShutdownHook(shutdownHook_);

@@ -24,9 +24,11 @@
 // shutdownOutput() half-closes: queued writes are flushed first, then the write side is shut down;
 // reading goes on.
 //
-// Lifetime: channels are held by std::shared_ptr; pending socket operations hold one, so a channel
-// lives until it is closed and its operations have completed. All methods run on the channel's
-// loop thread (use executor().execute() from elsewhere).
+// Lifetime: channels are held by std::shared_ptr. While open, a started channel is owned by its
+// loop (its shutdown hook holds one), and pending socket operations hold one too, so a channel
+// lives until it is closed and its operations have completed, whoever else lets go; the loop's
+// reference is released by a later loop task, never inside the close. All methods run on the
+// channel's loop thread (use executor().execute() from elsewhere).
 
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
