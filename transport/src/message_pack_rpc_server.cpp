@@ -216,22 +216,15 @@ class RpcServerHandler final : public ChannelHandler {
     const bool restore = paused_ && ctx.channel().isOpen();
     paused_ = false;
     deferred_.clear();
-    // Responses already handed to the channel go out: no later readComplete or flush task
-    // reaches this handler once it is detached. (Safe from every removal path: the pipeline
-    // keeps removed contexts alive while one is open, its own teardown included.)
-    if (conn_ && ctx.channel().isOpen()) {
+    // (Safe from every removal path: the pipeline keeps removed contexts alive while one is
+    // open, its own teardown included.)
+    if (conn_) {
       try {
-        // Complete responses waiting in the batch go too, unless a method is running: then the
-        // batch holds its response half written, and removedByMethod sends it when it returns.
-        if (!dispatching_) writeBatch(ctx);
-        if (conn_->pendingFlush) {
-          conn_->pendingFlush = false;
-          ctx.flush();
-        }
+        sendWaiting(ctx);
       } catch (...) {  // as below: nobody to report to
       }
+      conn_->detach();
     }
-    if (conn_) conn_->detach();
     if (restore) {
       try {
         ctx.channel().setAutoRead(autoReadBeforePause_);
@@ -379,9 +372,21 @@ class RpcServerHandler final : public ChannelHandler {
   /// still waiting were dropped with the handler.
   bool removedByMethod(ChannelHandlerContext& ctx) {
     if (conn_->handler == this) return false;
-    writeBatch(ctx);
-    if (ctx.channel().isOpen()) ctx.flush();
+    sendWaiting(ctx);
     return true;
+  }
+
+  /// On removal, when no later readComplete or flush task will reach this handler: the batched
+  /// responses (unless a method is running: then the batch holds its response half written, and
+  /// removedByMethod sends it when the method returns) and whatever was written but not flushed
+  /// go out through ctx now.
+  void sendWaiting(ChannelHandlerContext& ctx) {
+    if (!ctx.channel().isOpen()) return;
+    if (!dispatching_) writeBatch(ctx);
+    if (conn_->pendingFlush) {
+      conn_->pendingFlush = false;
+      ctx.flush();
+    }
   }
 
   void dispatch(ChannelHandlerContext& ctx, RpcMessage m) {

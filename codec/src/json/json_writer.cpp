@@ -89,29 +89,6 @@ namespace {
 constexpr std::size_t kChunk = std::size_t{1} << 16;  // string bytes per reservation
 constexpr std::uint64_t kMaxSafeInteger = std::uint64_t{1} << 53;
 
-/// Three-way comparison of the keys' UTF-16 code units (RFC 8785 member order). UTF-8 byte order is
-/// code point order, which equals UTF-16 order except that characters above U+FFFF (UTF-8 lead
-/// F0..F4, UTF-16 units D800..DBFF) sort before U+E000..U+FFFF (leads EE, EF) in UTF-16.
-int utf16CompareSlow(std::string_view a, std::string_view b) noexcept {
-  const std::size_t n = std::min(a.size(), b.size());
-  std::size_t i = 0;
-  while (i < n && a[i] == b[i]) ++i;
-  if (i == n) return a.size() < b.size() ? -1 : a.size() == b.size() ? 0 : 1;
-  std::size_t s = i;  // start of the differing character (same lead in both when s < i)
-  while (s > 0 && (static_cast<unsigned char>(a[s]) & 0xC0) == 0x80) --s;
-  const auto la = static_cast<unsigned char>(a[s]);
-  const auto lb = static_cast<unsigned char>(b[s]);
-  if (la != lb) {
-    const bool aSupp = la >= 0xF0;
-    const bool bSupp = lb >= 0xF0;
-    const bool aHigh = la == 0xEE || la == 0xEF;
-    const bool bHigh = lb == 0xEE || lb == 0xEF;
-    if (aSupp && bHigh) return -1;
-    if (bSupp && aHigh) return 1;
-  }
-  return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
-}
-
 constexpr char kHex[] = "0123456789abcdef";
 
 inline char* writeU4(char* w, unsigned u) noexcept {
@@ -261,21 +238,6 @@ struct WriteRun {
     stringSlow(s, flagged);
   }
   void stringSlow(std::string_view s, bool flagged);
-  /// sep, the quoted string and, for a key, ':' (compact mode): one room check for a short plain
-  /// string.
-  void sepString(char sep, std::string_view s, bool flagged, bool isKey = false) {
-    if (s.size() < 16 && !flagged) {
-      need(kShortStringRoom);
-      if (const std::size_t m = json_detail::writeShortString<copyPlainShort16>(w, sep, s, isKey)) {
-        w += m;
-        return;
-      }
-    }
-    put(sep);
-    stringSlow(s, flagged);
-    if (isKey) put(':');
-  }
-  void sepKey(char sep, std::string_view k, bool flagged) { sepString(sep, k, flagged, true); }
   /// The compact containers' fast path on a local cursor: at p (room up to l), sep (none when 0),
   /// the Str v quoted and, for a key, ':', when v is short and plain; false (nothing changed) when
   /// the general code must write it. The containers keep their cursor in locals because a store
@@ -699,7 +661,9 @@ void WriteRun::compactMembers(std::size_t n, MemberAt memberAt, std::size_t dept
       failKeyType(m.key);
     if (!fastString(p, l, sep, m.key, true)) {
       w = p;
-      sepKey(sep, m.key.asStr(), m.key.hasInvalidUtf8());
+      put(sep);
+      string(m.key.asStr(), m.key.hasInvalidUtf8());
+      put(':');
       p = w;
       l = lim;
     }
@@ -901,8 +865,27 @@ void write(const Value& v, ByteBuf& out, const JsonWriteOptions& options) {
   }
 }
 
+/// Three-way comparison of the keys' UTF-16 code units (RFC 8785 member order). UTF-8 byte order is
+/// code point order, which equals UTF-16 order except that characters above U+FFFF (UTF-8 lead
+/// F0..F4, UTF-16 units D800..DBFF) sort before U+E000..U+FFFF (leads EE, EF) in UTF-16.
 int compareUtf16Slow(std::string_view a, std::string_view b) noexcept {
-  return utf16CompareSlow(a, b);
+  const std::size_t n = std::min(a.size(), b.size());
+  std::size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  if (i == n) return a.size() < b.size() ? -1 : a.size() == b.size() ? 0 : 1;
+  std::size_t s = i;  // start of the differing character (same lead in both when s < i)
+  while (s > 0 && (static_cast<unsigned char>(a[s]) & 0xC0) == 0x80) --s;
+  const auto la = static_cast<unsigned char>(a[s]);
+  const auto lb = static_cast<unsigned char>(b[s]);
+  if (la != lb) {
+    const bool aSupp = la >= 0xF0;
+    const bool bSupp = lb >= 0xF0;
+    const bool aHigh = la == 0xEE || la == 0xEF;
+    const bool bHigh = lb == 0xEE || lb == 0xEF;
+    if (aSupp && bHigh) return -1;
+    if (bSupp && aHigh) return 1;
+  }
+  return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
 }
 
 std::string toString(const Value& v, const JsonWriteOptions& options) {

@@ -258,9 +258,8 @@ struct MapTraits {
       std::vector<const typename M::value_type*> order;
       order.reserve(m.size());
       for (const auto& e : m) order.push_back(&e);
-      std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
-        return json::compareUtf16(a->first, b->first) < 0;
-      });
+      std::sort(order.begin(), order.end(),
+                [&](const auto* a, const auto* b) { return byKey(*a, *b); });
       for (const auto* e : order) {
         w.key(e->first);
         json::writeValue(w, e->second);

@@ -98,43 +98,34 @@ struct PlainByteTable {
 };
 inline constexpr PlainByteTable kPlainByte{};
 
-// SWAR: nonzero when a byte of x needs more than a copy ('"', '\\', < 0x20 or >= 0x80). Exact as
-// a boolean (the borrow false positives only occur above a byte that is itself flagged).
-inline std::uint64_t special64(std::uint64_t x) noexcept {
-  constexpr std::uint64_t ones = 0x0101010101010101ULL;
-  const std::uint64_t q = x ^ (ones * '"');
-  const std::uint64_t b = x ^ (ones * '\\');
-  return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) | x) &
-         0x8080808080808080ULL;
+// SWAR over a word U (4 or 8 bytes): nonzero when a byte of x needs more than a copy ('"', '\\',
+// < 0x20 or >= 0x80). Exact as a boolean (the borrow false positives only occur above a byte that
+// is itself flagged).
+template <class U>
+inline U specialBytes(U x) noexcept {
+  constexpr U ones = static_cast<U>(~U{0}) / 0xFF;  // 0x01 in every byte
+  const U q = x ^ (ones * '"');
+  const U b = x ^ (ones * '\\');
+  return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) | x) & (ones * 0x80);
 }
-inline std::uint32_t special32(std::uint32_t x) noexcept {
-  constexpr std::uint32_t ones = 0x01010101U;
-  const std::uint32_t q = x ^ (ones * '"');
-  const std::uint32_t b = x ^ (ones * '\\');
-  return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) | x) & 0x80808080U;
+
+/// copyPlainShort for sizeof(U) <= n <= 2 * sizeof(U): two overlapping word loads and stores.
+template <class U>
+inline bool copyTwoWords(const char* r, std::size_t n, char* w) noexcept {
+  U a, b;
+  std::memcpy(&a, r, sizeof(U));
+  std::memcpy(&b, r + n - sizeof(U), sizeof(U));
+  if ((specialBytes(a) | specialBytes(b)) != 0) return false;
+  std::memcpy(w, &a, sizeof(U));
+  std::memcpy(w + n - sizeof(U), &b, sizeof(U));
+  return true;
 }
 
 /// Copies [r, r + n), n < 16, to w when no byte needs escaping (overlapping word loads); returns
 /// false (nothing meaningful written) otherwise.
 inline bool copyPlainShort(const char* r, std::size_t n, char* w) noexcept {
-  if (n >= 8) {
-    std::uint64_t a, b;
-    std::memcpy(&a, r, 8);
-    std::memcpy(&b, r + n - 8, 8);
-    if ((special64(a) | special64(b)) != 0) return false;
-    std::memcpy(w, &a, 8);
-    std::memcpy(w + n - 8, &b, 8);
-    return true;
-  }
-  if (n >= 4) {
-    std::uint32_t a, b;
-    std::memcpy(&a, r, 4);
-    std::memcpy(&b, r + n - 4, 4);
-    if ((special32(a) | special32(b)) != 0) return false;
-    std::memcpy(w, &a, 4);
-    std::memcpy(w + n - 4, &b, 4);
-    return true;
-  }
+  if (n >= 8) return copyTwoWords<std::uint64_t>(r, n, w);
+  if (n >= 4) return copyTwoWords<std::uint32_t>(r, n, w);
   if (n == 0) return true;
   const char c0 = r[0];
   const char c1 = r[n >> 1];
