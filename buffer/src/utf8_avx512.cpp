@@ -135,114 +135,233 @@ struct Layout3 {
 };
 constexpr Layout3 kLayout3{};
 
-/// Encodes the units of `v` selected by `live` (32 units, none a surrogate) to d; returns the new
-/// end. Writes exactly the output bytes (masked stores).
-NETBUF_AVX512 inline u8* encode32(__m512i v, Mask32 live, u8* d, const u8* dEnd) noexcept {
-  const Mask32 ascii = _mm512_cmplt_epu16_mask(v, _mm512_set1_epi16(0x80));
+/// The UTF-16 encoder's constants, loaded once per call from one table (a load each is cheaper
+/// than building them: a move and a broadcast each). Left to itself, GCC 12 rebuilds every one of
+/// them in every block of the loop rather than keep them in registers, hence pinned().
+struct U16Consts {
+  __m512i highFive, surrogateBase, ascii, twoByte, lead3, cont2, cont3, sixBits, sixBitsHigh,
+      oneInWord, oneInLane, pack, layout0, layout1;
+};
+
+struct U16Table {
+  alignas(64) std::uint16_t splat[10][32];
+  alignas(64) std::uint32_t oneInLane[16];
+  alignas(64) std::uint64_t pack[8];
+  constexpr U16Table() : splat{}, oneInLane{}, pack{0, 2, 4, 6, 1, 3, 5, 7} {
+    constexpr std::uint16_t values[10] = {0xF800, 0xD800, 0x80, 0x800,  0xE0,
+                                          0x80C0, 0x8080, 0x3F, 0x3F00, 0x0001};
+    for (int c = 0; c < 10; ++c)
+      for (int j = 0; j < 32; ++j) splat[c][j] = values[c];
+    for (auto& lane : oneInLane) lane = 0x100;
+  }
+};
+constexpr U16Table kU16Table{};
+
+/// With Pin, hides v's value from the optimiser, so that it is kept in a register rather than
+/// rebuilt. Without, code that runs once (a short string) loads only the constants it uses.
+template <bool Pin>
+NETBUF_AVX512 inline __m512i pinned(__m512i v) noexcept {
+  if constexpr (Pin) asm("" : "+v"(v));
+  return v;
+}
+
+template <bool Pin = true>
+NETBUF_AVX512 inline U16Consts makeU16Consts() noexcept {
+  const auto& t = kU16Table;
+  return {pinned<Pin>(load(t.splat[0])),      pinned<Pin>(load(t.splat[1])),
+          pinned<Pin>(load(t.splat[2])),      pinned<Pin>(load(t.splat[3])),
+          pinned<Pin>(load(t.splat[4])),      pinned<Pin>(load(t.splat[5])),
+          pinned<Pin>(load(t.splat[6])),      pinned<Pin>(load(t.splat[7])),
+          pinned<Pin>(load(t.splat[8])),      pinned<Pin>(load(t.splat[9])),
+          pinned<Pin>(load(t.oneInLane)),     pinned<Pin>(load(t.pack)),
+          pinned<Pin>(load(kLayout3.idx[0])), pinned<Pin>(load(kLayout3.idx[1]))};
+}
+
+/// Encodes the units of `v` selected by `live` (32 units, none a surrogate; `ascii` marks those
+/// below 0x80) to d; returns the new end. Stores may write scratch bytes past the new end, never
+/// past dEnd: when the block's at most 112 bytes of stores fit the bound and the page (checked
+/// once per block) they are plain 64-byte stores, otherwise storeFirst's.
+// Always inlined: an out-of-line copy would take the constants through memory, and every call
+// would store all of them to the stack first.
+NETBUF_AVX512 __attribute__((always_inline)) inline u8* encode32(const U16Consts& k, __m512i v,
+                                                                 Mask32 ascii, Mask32 live, u8* d,
+                                                                 const u8* dEnd) noexcept {
   if ((ascii & live) == live) {
     if (live == ~Mask32{0})
       _mm256_storeu_si256(
           reinterpret_cast<__m256i*>(d),
-          _mm512_castsi512_si256(_mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),
-                                                          _mm512_packus_epi16(v, v))));
+          _mm512_castsi512_si256(_mm512_permutexvar_epi64(k.pack, _mm512_packus_epi16(v, v))));
     else
       _mm256_mask_storeu_epi8(d, live, _mm512_cvtepi16_epi8(v));
     return d + popcount32(live);
   }
-  const Mask32 below800 = _mm512_cmplt_epu16_mask(v, _mm512_set1_epi16(0x800));
+  const bool roomy = dEnd - d >= 112 && toPageEnd(d) >= 112;
+  const Mask32 below800 = _mm512_cmplt_epu16_mask(v, k.twoByte);
+  // The last byte of a 2-byte unit in the high half of a word, C0 in the low half: (a & b) | c.
+  const __m512i tail2 =
+      _mm512_ternarylogic_epi32(_mm512_slli_epi16(v, 8), k.sixBitsHigh, k.cont2, 0xEA);
   if ((below800 & live) == live) {
-    // One or two bytes per unit, as a little-endian word: [lead 110xxxxx | cont 10xxxxxx].
-    const __m512i two = _mm512_or_si512(
-        _mm512_srli_epi16(v, 6),
-        _mm512_ternarylogic_epi32(_mm512_slli_epi16(v, 8), _mm512_set1_epi16(0x3F00),
-                                  _mm512_set1_epi16(-32576 /*0x80C0*/),
-                                  0xEA));  // (a & b) | c
-    const __m512i words = _mm512_mask_blend_epi16(ascii, two, v);
+    // One or two bytes per unit, as a little-endian word: [lead 110xxxxx | cont 10xxxxxx]
+    // (v < 0x800 keeps v >> 6 within the lead's five bits).
+    const __m512i words =
+        _mm512_mask_blend_epi16(ascii, _mm512_or_si512(_mm512_srli_epi16(v, 6), tail2), v);
     // Every byte of a 2-byte unit is non-zero; an ASCII unit keeps its low byte only (which may be
     // NUL, hence the forced 1 in the copy that is tested).
-    const __m512i marks = _mm512_or_si512(words, _mm512_set1_epi16(1));
-    const Mask64 keep = _mm512_test_epi8_mask(marks, marks) &
-                        _pdep_u64(live, 0x5555555555555555ull) * 3;  // both bytes of live units
+    const __m512i marks = _mm512_or_si512(words, k.oneInWord);
+    Mask64 keep = _mm512_test_epi8_mask(marks, marks);
+    if (live != ~Mask32{0}) keep &= _pdep_u64(live, 0x5555555555555555ull) * 3;
     const __m512i packed = _mm512_maskz_compress_epi8(keep, words);
     const unsigned count = popcount64(keep);
-    storeFirst(d, packed, count, dEnd - d);
+    if (roomy)
+      store(d, packed);
+    else
+      storeFirst(d, packed, count, dEnd - d);
     return d + count;
   }
   // Up to three bytes per unit. Computed on all 32 units at once as a lead byte (3-byte units
   // only, else 0) and a little-endian word holding the last one or two bytes; then one vpermt2b
   // per 16 units lays them out as 32-bit lanes [lead, w0, w1, 0] for vpcompressb.
   const Mask32 three = ~below800;
-  const __m512i lead3 = _mm512_maskz_mov_epi16(
-      three, _mm512_or_si512(_mm512_srli_epi16(v, 12), _mm512_set1_epi16(0xE0)));
-  const __m512i base = _mm512_mask_mov_epi16(_mm512_set1_epi16(-32576 /*0x80C0*/), three,
-                                             _mm512_set1_epi16(-32640 /*0x8080*/));
+  const __m512i lead3 =
+      _mm512_maskz_mov_epi16(three, _mm512_or_si512(_mm512_srli_epi16(v, 12), k.lead3));
+  const __m512i tail3 =
+      _mm512_ternarylogic_epi32(_mm512_slli_epi16(v, 8), k.sixBitsHigh, k.cont3, 0xEA);
   // [ (v >> 6) & 3F | C0-or-80 , v & 3F | 80 ]
-  const __m512i tail = _mm512_ternarylogic_epi32(
-      _mm512_srli_epi16(v, 6), _mm512_set1_epi16(0x3F),
-      _mm512_ternarylogic_epi32(_mm512_slli_epi16(v, 8), _mm512_set1_epi16(0x3F00), base, 0xEA),
-      0xEA);
+  const __m512i tail = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v, 6), k.sixBits,
+                                                 _mm512_mask_mov_epi16(tail2, three, tail3), 0xEA);
   const __m512i words = _mm512_mask_mov_epi16(tail, ascii, v);
+  Mask64 keep[2];
+  __m512i packed[2];
   for (int half = 0; half < 2; ++half) {
-    const Mask32 lanes = (live >> (16 * half)) & 0xFFFF;
-    if (lanes == 0) break;
     const __m512i bytes = _mm512_maskz_permutex2var_epi8(0x7777777777777777ull, lead3,
-                                                         load(kLayout3.idx[half]), words);
+                                                         half == 0 ? k.layout0 : k.layout1, words);
     // Kept bytes are exactly the non-zero ones, plus w0 of every lane (an ASCII NUL).
-    const __m512i marks = _mm512_or_si512(bytes, _mm512_set1_epi32(0x100));
-    Mask64 keep = _mm512_test_epi8_mask(marks, marks);
-    if (lanes != 0xFFFF) keep &= _pdep_u64(lanes, 0x1111111111111111ull) * 15;
-    const __m512i packed = _mm512_maskz_compress_epi8(keep, bytes);
-    const unsigned count = popcount64(keep);
-    storeFirst(d, packed, count, dEnd - d);
-    d += count;
+    const __m512i marks = _mm512_or_si512(bytes, k.oneInLane);
+    keep[half] = _mm512_test_epi8_mask(marks, marks);
+    const Mask32 lanes = (live >> (16 * half)) & 0xFFFF;
+    if (lanes != 0xFFFF) keep[half] &= _pdep_u64(lanes, 0x1111111111111111ull) * 15;
+    packed[half] = _mm512_maskz_compress_epi8(keep[half], bytes);
   }
-  return d;
+  const unsigned count0 = popcount64(keep[0]);
+  const unsigned count1 = popcount64(keep[1]);
+  if (roomy) {
+    store(d, packed[0]);
+    store(d + count0, packed[1]);
+  } else {
+    storeFirst(d, packed[0], count0, dEnd - d);
+    if (count1 != 0) storeFirst(d + count0, packed[1], count1, dEnd - (d + count0));
+  }
+  return d + count0 + count1;
 }
 
-NETBUF_AVX512 std::size_t encodeUtf8U16(const char16_t* s, std::size_t n, u8* dst) noexcept {
-  std::size_t i = 0;
-  u8* d = dst;
+/// Loads the 32 units at s when they cross a 4 KiB page boundary, as two masked loads that each
+/// stay within their page, joined by one permute. On this AMD CPU a load that straddles a page
+/// cost about 7 ns more per call for Netty's 128-unit string (several times a plain load, more
+/// when it 4K-aliases recent stores); this way, about 1 ns. About 1 in 16 heap strings of 256
+/// bytes straddles a page.
+NETBUF_AVX512 inline __m512i loadAcrossPage(const char16_t* s) noexcept {
+  // Units before the boundary: 1..31 (a char16_t is 2-byte aligned, and s + 32 crosses).
+  const std::size_t head = toPageEnd(s) / 2;
+  const char16_t* page = s + head;
+  const Mask32 afterLanes = lowBits32(32 - head);
+  const __m512i before = _mm512_maskz_loadu_epi16(~afterLanes, page - 32);  // lanes 32 - head..
+  const __m512i after = _mm512_maskz_loadu_epi16(afterLanes, page);         // lanes ..31 - head
+  const __m512i iota = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,
+                                        16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  return _mm512_permutex2var_epi16(
+      before, _mm512_add_epi16(iota, _mm512_set1_epi16(static_cast<short>(32 - head))), after);
+}
+
+/// encodeUtf8U16 from unit i on, where d = dst + the bytes written for the units before i. Pin:
+/// keep every constant in a register (for more than a block or two of input).
+template <bool Pin>
+NETBUF_AVX512 std::size_t encodeUtf8U16From(const char16_t* s, std::size_t n, std::size_t i,
+                                            u8* dst, u8* d) noexcept {
+  const U16Consts k = makeU16Consts<Pin>();
   const u8* const dEnd = dst + 3 * n;
-  const __m512i surrogateHigh5 = _mm512_set1_epi16(-2048);
-  const __m512i surrogateBase = _mm512_set1_epi16(-10240 /* 0xD800 */);
-  // Full blocks advance i by a constant (a popcount of a mask derived from i would put the mask
-  // arithmetic on the loop-carried path); the masked tail block runs once.
-  while (i < n) {
-    if (i + 64 <= n) {  // ASCII fast path, 64 units per step
-      const __m512i a = load(s + i);
-      const __m512i b = load(s + i + 32);
-      if (_mm512_test_epi16_mask(_mm512_or_si512(a, b), _mm512_set1_epi16(-128)) == 0) {
-        store(d, _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),
-                                          _mm512_packus_epi16(a, b)));
-        d += 64;
-        i += 64;
-        continue;
-      }
+  for (;;) {
+    // Mixed text, 32 units per step, until a surrogate, the tail, or an ASCII block. Full blocks
+    // advance i by a constant (a popcount of a mask derived from i would put the mask arithmetic
+    // on the loop-carried path).
+    Mask32 surrogate = 0;
+    __m512i v;
+    while (i + 32 <= n) {
+      v = toPageEnd(s + i) < 64 ? loadAcrossPage(s + i) : load(s + i);
+      surrogate = _mm512_cmpeq_epi16_mask(_mm512_and_si512(v, k.highFive), k.surrogateBase);
+      if (surrogate != 0) break;
+      const Mask32 ascii = _mm512_cmplt_epu16_mask(v, k.ascii);
+      i += 32;
+      d = encode32(k, v, ascii, ~Mask32{0}, d, dEnd);
+      if (ascii == ~Mask32{0}) break;
     }
-    const bool full = i + 32 <= n;
-    const Mask32 live = full ? ~Mask32{0} : lowBits32(n - i);
-    const __m512i v = full ? load(s + i) : _mm512_maskz_loadu_epi16(live, s + i);
-    const Mask32 surrogate =
-        _mm512_mask_cmpeq_epi16_mask(live, _mm512_and_si512(v, surrogateHigh5), surrogateBase);
+    if (i >= n) break;
     if (surrogate == 0) {
-      if (full) {
-        d = encode32(v, ~Mask32{0}, d, dEnd);
-        i += 32;
+      if (i + 32 <= n) {
+        // After an ASCII block: ASCII runs, 64 units per step. A step whose loads would cross a
+        // page is left to the block loop, which splits such a load.
+        while (i + 64 <= n && toPageEnd(s + i) >= 128) {
+          const __m512i a = load(s + i);
+          const __m512i b = load(s + i + 32);
+          if (_mm512_cmpge_epu16_mask(_mm512_or_si512(a, b), k.ascii) != 0) break;
+          store(d, _mm512_permutexvar_epi64(k.pack, _mm512_packus_epi16(a, b)));
+          d += 64;
+          i += 64;
+        }
         continue;
       }
-      d = encode32(v, live, d, dEnd);
-      break;
+      // The tail (masked; runs once unless it holds a surrogate).
+      const Mask32 live = lowBits32(n - i);
+      v = _mm512_maskz_loadu_epi16(live, s + i);
+      surrogate =
+          _mm512_mask_cmpeq_epi16_mask(live, _mm512_and_si512(v, k.highFive), k.surrogateBase);
+      if (surrogate == 0) {
+        d = encode32(k, v, _mm512_cmplt_epu16_mask(v, k.ascii), live, d, dEnd);
+        break;
+      }
     }
     // Vector up to the first surrogate, then the scalar step for that one unit (or pair).
-    const unsigned k = static_cast<unsigned>(__builtin_ctz(surrogate));
-    if (k != 0) d = encode32(v, lowBits32(k), d, dEnd);
-    std::size_t j = i + k;
+    const unsigned first = static_cast<unsigned>(__builtin_ctz(surrogate));
+    if (first != 0)
+      d = encode32(k, v, _mm512_cmplt_epu16_mask(v, k.ascii), lowBits32(first), d, dEnd);
+    std::size_t j = i + first;
     u8* e = d;
     encodeU16Step(s, j, j + 1, n, e);
     i = j;
     d = e;
   }
   return static_cast<std::size_t>(d - dst);
+}
+
+NETBUF_AVX512 std::size_t encodeUtf8U16(const char16_t* s, std::size_t n, u8* dst) noexcept {
+  // Leading ASCII, 64 units per step (the last one masked), before the general loop sets up its
+  // constants: a short ASCII string, the most common input, pays for nothing else. The general
+  // loop starts at the first step that is not all ASCII.
+  const __m512i ascii = _mm512_set1_epi16(0x80);
+  const __m512i pack = load(kU16Table.pack);
+  std::size_t i = 0;
+  while (i + 64 <= n && toPageEnd(s + i) >= 128) {
+    const __m512i a = load(s + i);
+    const __m512i b = load(s + i + 32);
+    if (_mm512_cmpge_epu16_mask(_mm512_or_si512(a, b), ascii) != 0)
+      return encodeUtf8U16From<true>(s, n, i, dst, dst + i);
+    store(dst + i, _mm512_permutexvar_epi64(pack, _mm512_packus_epi16(a, b)));
+    i += 64;
+  }
+  if (i == n) return n;
+  if (n - i < 64) {
+    const Mask32 liveA = lowBits32(n - i);
+    const Mask32 liveB = n - i > 32 ? lowBits32(n - i - 32) : 0;
+    const __m512i a = _mm512_maskz_loadu_epi16(liveA, s + i);
+    const __m512i b = _mm512_maskz_loadu_epi16(liveB, s + i + 32);
+    if (_mm512_cmpge_epu16_mask(_mm512_or_si512(a, b), ascii) == 0) {
+      storeFirst(dst + i, _mm512_permutexvar_epi64(pack, _mm512_packus_epi16(a, b)),
+                 static_cast<unsigned>(n - i), static_cast<std::ptrdiff_t>(3 * n - i));
+      return n;
+    }
+    // Up to two blocks left: set up only the constants they use.
+    return encodeUtf8U16From<false>(s, n, i, dst, dst + i);
+  }
+  return encodeUtf8U16From<true>(s, n, i, dst, dst + i);
 }
 
 NETBUF_AVX512 std::size_t utf8BytesU16(const char16_t* s, std::size_t n) noexcept {

@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 namespace {
 
 using namespace netbuf::utf8;
@@ -548,6 +551,25 @@ TEST_CASE("every length 0..130 at every destination alignment 0..63") {
   }
 }
 
+TEST_CASE("a NUL unit at every position of ASCII, 2-byte, 3-byte and mixed blocks") {
+  // The vector encoders find the bytes to keep by testing them for zero, so an ASCII NUL must be
+  // kept by other means in every lane of every block shape (and in the masked tail).
+  std::mt19937 rng(99);
+  for (int kind = 0; kind < 6; ++kind) {  // 4 and 5: NULs beside surrogates, in partial blocks
+    CAPTURE(kind);
+    const std::u16string text = makeText(kind, 130, rng);
+    forEachIsa([&](Isa) {
+      for (std::size_t pos = 0; pos < text.size(); ++pos) {
+        CAPTURE(pos);
+        std::u16string s = text;
+        s[pos] = u'\0';
+        if (pos + 33 < s.size()) s[pos + 33] = u'\0';  // a second one, at another lane parity
+        checkU16(U16Expect(s), pos % 64);
+      }
+    });
+  }
+}
+
 namespace {
 
 // A destination of `bound` bytes that starts `before` bytes ahead of a 4 KiB page boundary, in a
@@ -597,6 +619,64 @@ TEST_CASE("destinations that straddle a page boundary, at every offset before it
       });
     }
   }
+}
+
+TEST_CASE("UTF-16 sources that straddle a page boundary, at every unit offset before it") {
+  // The AVX-512 encoder splits a block load that would cross a page into two (loadAcrossPage);
+  // its ASCII loop leaves such steps to the block loop.
+  std::mt19937 rng(2468);
+  std::vector<char16_t> storage(3 * 4096 / 2 + 512);
+  const auto base = reinterpret_cast<std::uintptr_t>(storage.data());
+  const std::size_t pageUnit = ((4096 - (base & 4095)) & 4095) / 2 + 4096 / 2;  // a page start
+  for (int kind = 0; kind < 6; ++kind) {
+    CAPTURE(kind);
+    for (std::size_t n : {31, 32, 33, 64, 65, 100, 128, 130, 200}) {
+      CAPTURE(n);
+      const U16Expect e(makeText(kind, n, rng));
+      forEachIsa([&](Isa) {
+        for (std::size_t before = 1; before <= 140; ++before) {
+          CAPTURE(before);
+          char16_t* src = storage.data() + pageUnit - before;
+          std::copy(e.in.begin(), e.in.end(), src);
+          Dest d(utf8MaxBytes(n), before % 64);
+          const std::size_t w = encodeUtf8(std::u16string_view(src, n), d.data());
+          REQUIRE(asString(d.data(), w) == e.utf8);
+          REQUIRE(d.guardsIntact());
+        }
+      });
+    }
+  }
+}
+
+TEST_CASE("UTF-16 sources that start or end at an unreadable page: no read outside the input") {
+  // The input fills the start or the end of a readable page between two PROT_NONE pages, so a
+  // vector load before the first unit or past the last one would crash this test.
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  void* mem = mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(mem != MAP_FAILED);
+  auto* const start = static_cast<char16_t*>(static_cast<void*>(static_cast<char*>(mem) + page));
+  REQUIRE(mprotect(mem, page, PROT_NONE) == 0);
+  REQUIRE(mprotect(static_cast<char*>(mem) + 2 * page, page, PROT_NONE) == 0);
+  char16_t* const end = start + page / 2;
+  std::mt19937 rng(1357);
+  for (int kind = 0; kind < 6; ++kind) {
+    CAPTURE(kind);
+    for (std::size_t n = 0; n <= 200; ++n) {
+      CAPTURE(n);
+      const U16Expect e(makeText(kind, n, rng));
+      forEachIsa([&](Isa) {
+        for (char16_t* src : {start, end - n}) {
+          std::copy(e.in.begin(), e.in.end(), src);
+          Dest d(utf8MaxBytes(n), n % 64);
+          const std::size_t w = encodeUtf8(std::u16string_view(src, n), d.data());
+          REQUIRE(asString(d.data(), w) == e.utf8);
+          REQUIRE(d.guardsIntact());
+          REQUIRE(utf8Bytes(std::u16string_view(src, n)) == e.utf8.size());
+        }
+      });
+    }
+  }
+  munmap(mem, 3 * page);
 }
 
 TEST_CASE("Table 3-7 boundaries, overlongs, surrogates, 5/6-byte forms, C0/C1/F5..FF") {
