@@ -135,9 +135,22 @@ struct Layout3 {
 };
 constexpr Layout3 kLayout3{};
 
-/// The UTF-16 encoder's constants, loaded once per call from one table (a load each is cheaper
-/// than building them: a move and a broadcast each). Left to itself, GCC 12 rebuilds every one of
-/// them in every block of the loop rather than keep them in registers, hence pinned().
+/// True when a block's stores (at most 112 bytes from d) stay inside the bound and d's page.
+inline bool roomyAt(const u8* d, const u8* dEnd) noexcept {
+  return dEnd - d >= 112 && toPageEnd(d) >= 112;
+}
+/// The last address from which roomyAt holds on d's page (an integer: it may lie before d). The
+/// block loop compares against it instead of testing both conditions per block.
+inline std::uintptr_t roomyLimit(const u8* d, const u8* dEnd) noexcept {
+  const auto at = reinterpret_cast<std::uintptr_t>(d);
+  return std::min((at | 4095) + 1, reinterpret_cast<std::uintptr_t>(dEnd)) - 112;
+}
+
+/// The UTF-16 encoder's constants. For a long input (Pin) they are loaded once per call from one
+/// table (a load each is cheaper than building them: a move and a broadcast each) and pinned in
+/// registers: left to itself, GCC 12 rebuilds every one of them in every block of the loop. For a
+/// block or two (not Pin) they are immediates, built where used and only if used: measured, that
+/// beats loading all fourteen up front for such short inputs.
 struct U16Consts {
   __m512i highFive, surrogateBase, ascii, twoByte, lead3, cont2, cont3, sixBits, sixBitsHigh,
       oneInWord, oneInLane, pack, layout0, layout1;
@@ -168,6 +181,23 @@ NETBUF_AVX512 inline __m512i pinned(__m512i v) noexcept {
 template <bool Pin = true>
 NETBUF_AVX512 inline U16Consts makeU16Consts() noexcept {
   const auto& t = kU16Table;
+  if constexpr (!Pin) {
+    // Built from immediates: the compiler makes each where it is used, and only those used.
+    return {_mm512_set1_epi16(-2048 /* 0xF800 */),
+            _mm512_set1_epi16(-10240 /* 0xD800 */),
+            _mm512_set1_epi16(0x80),
+            _mm512_set1_epi16(0x800),
+            _mm512_set1_epi16(0xE0),
+            _mm512_set1_epi16(-32576 /* 0x80C0 */),
+            _mm512_set1_epi16(-32640 /* 0x8080 */),
+            _mm512_set1_epi16(0x3F),
+            _mm512_set1_epi16(0x3F00),
+            _mm512_set1_epi16(1),
+            _mm512_set1_epi32(0x100),
+            load(t.pack),
+            load(kLayout3.idx[0]),
+            load(kLayout3.idx[1])};
+  }
   return {pinned<Pin>(load(t.splat[0])),      pinned<Pin>(load(t.splat[1])),
           pinned<Pin>(load(t.splat[2])),      pinned<Pin>(load(t.splat[3])),
           pinned<Pin>(load(t.splat[4])),      pinned<Pin>(load(t.splat[5])),
@@ -177,15 +207,34 @@ NETBUF_AVX512 inline U16Consts makeU16Consts() noexcept {
           pinned<Pin>(load(kLayout3.idx[0])), pinned<Pin>(load(kLayout3.idx[1]))};
 }
 
+/// encode32's 3-byte path for the 16 units of half h (lanes: the live ones among them): vpermt2b
+/// lays each out as a 32-bit lane [lead, w0, w1, 0], vpcompressb keeps its real bytes. Returns
+/// them packed at the start of the vector and their number in `count`.
+NETBUF_AVX512 __attribute__((always_inline)) inline __m512i encodeHalf3(const U16Consts& k,
+                                                                        __m512i lead3,
+                                                                        __m512i words, int h,
+                                                                        Mask32 lanes,
+                                                                        unsigned& count) noexcept {
+  const __m512i bytes = _mm512_maskz_permutex2var_epi8(0x7777777777777777ull, lead3,
+                                                       h == 0 ? k.layout0 : k.layout1, words);
+  // Kept bytes are exactly the non-zero ones, plus w0 of every lane (an ASCII NUL).
+  const __m512i marks = _mm512_or_si512(bytes, k.oneInLane);
+  Mask64 keep = _mm512_test_epi8_mask(marks, marks);
+  if (lanes != 0xFFFF) keep &= _pdep_u64(lanes, 0x1111111111111111ull) * 15;
+  count = popcount64(keep);
+  return _mm512_maskz_compress_epi8(keep, bytes);
+}
+
 /// Encodes the units of `v` selected by `live` (32 units, none a surrogate; `ascii` marks those
 /// below 0x80) to d; returns the new end. Stores may write scratch bytes past the new end, never
-/// past dEnd: when the block's at most 112 bytes of stores fit the bound and the page (checked
-/// once per block) they are plain 64-byte stores, otherwise storeFirst's.
+/// past dEnd: when `roomy` (the block's at most 112 bytes of stores fit the bound and d's page:
+/// roomyAt) they are plain 64-byte stores, otherwise storeFirst's.
 // Always inlined: an out-of-line copy would take the constants through memory, and every call
 // would store all of them to the stack first.
 NETBUF_AVX512 __attribute__((always_inline)) inline u8* encode32(const U16Consts& k, __m512i v,
                                                                  Mask32 ascii, Mask32 live, u8* d,
-                                                                 const u8* dEnd) noexcept {
+                                                                 const u8* dEnd,
+                                                                 bool roomy) noexcept {
   if ((ascii & live) == live) {
     if (live == ~Mask32{0})
       _mm256_storeu_si256(
@@ -195,7 +244,6 @@ NETBUF_AVX512 __attribute__((always_inline)) inline u8* encode32(const U16Consts
       _mm256_mask_storeu_epi8(d, live, _mm512_cvtepi16_epi8(v));
     return d + popcount32(live);
   }
-  const bool roomy = dEnd - d >= 112 && toPageEnd(d) >= 112;
   const Mask32 below800 = _mm512_cmplt_epu16_mask(v, k.twoByte);
   // The last byte of a 2-byte unit in the high half of a word, C0 in the low half: (a & b) | c.
   const __m512i tail2 =
@@ -230,26 +278,20 @@ NETBUF_AVX512 __attribute__((always_inline)) inline u8* encode32(const U16Consts
   const __m512i tail = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v, 6), k.sixBits,
                                                  _mm512_mask_mov_epi16(tail2, three, tail3), 0xEA);
   const __m512i words = _mm512_mask_mov_epi16(tail, ascii, v);
-  Mask64 keep[2];
-  __m512i packed[2];
-  for (int half = 0; half < 2; ++half) {
-    const __m512i bytes = _mm512_maskz_permutex2var_epi8(0x7777777777777777ull, lead3,
-                                                         half == 0 ? k.layout0 : k.layout1, words);
-    // Kept bytes are exactly the non-zero ones, plus w0 of every lane (an ASCII NUL).
-    const __m512i marks = _mm512_or_si512(bytes, k.oneInLane);
-    keep[half] = _mm512_test_epi8_mask(marks, marks);
-    const Mask32 lanes = (live >> (16 * half)) & 0xFFFF;
-    if (lanes != 0xFFFF) keep[half] &= _pdep_u64(lanes, 0x1111111111111111ull) * 15;
-    packed[half] = _mm512_maskz_compress_epi8(keep[half], bytes);
+  unsigned count0 = 0;
+  const __m512i packed0 = encodeHalf3(k, lead3, words, 0, live & 0xFFFF, count0);
+  if ((live >> 16) == 0) {  // a short partial block: no second half
+    storeFirst(d, packed0, count0, dEnd - d);
+    return d + count0;
   }
-  const unsigned count0 = popcount64(keep[0]);
-  const unsigned count1 = popcount64(keep[1]);
+  unsigned count1 = 0;
+  const __m512i packed1 = encodeHalf3(k, lead3, words, 1, live >> 16, count1);
   if (roomy) {
-    store(d, packed[0]);
-    store(d + count0, packed[1]);
+    store(d, packed0);
+    store(d + count0, packed1);
   } else {
-    storeFirst(d, packed[0], count0, dEnd - d);
-    if (count1 != 0) storeFirst(d + count0, packed[1], count1, dEnd - (d + count0));
+    storeFirst(d, packed0, count0, dEnd - d);
+    storeFirst(d + count0, packed1, count1, dEnd - (d + count0));
   }
   return d + count0 + count1;
 }
@@ -272,6 +314,22 @@ NETBUF_AVX512 inline __m512i loadAcrossPage(const char16_t* s) noexcept {
       before, _mm512_add_epi16(iota, _mm512_set1_epi16(static_cast<short>(32 - head))), after);
 }
 
+/// The 32 units at s (all inside the input), split into two loads if they cross a page.
+NETBUF_AVX512 inline __m512i loadUnits(const char16_t* s) noexcept {
+  return toPageEnd(s) < 64 ? loadAcrossPage(s) : load(s);
+}
+
+/// The 64 units at s (all inside the input) as two blocks; one page check for both.
+NETBUF_AVX512 inline void loadTwoBlocks(const char16_t* s, __m512i& a, __m512i& b) noexcept {
+  if (toPageEnd(s) >= 128) [[likely]] {
+    a = load(s);
+    b = load(s + 32);
+  } else {
+    a = loadUnits(s);
+    b = loadUnits(s + 32);
+  }
+}
+
 /// encodeUtf8U16 from unit i on, where d = dst + the bytes written for the units before i. Pin:
 /// keep every constant in a register (for more than a block or two of input).
 template <bool Pin>
@@ -279,6 +337,7 @@ NETBUF_AVX512 std::size_t encodeUtf8U16From(const char16_t* s, std::size_t n, st
                                             u8* dst, u8* d) noexcept {
   const U16Consts k = makeU16Consts<Pin>();
   const u8* const dEnd = dst + 3 * n;
+  std::uintptr_t roomyUntil = roomyLimit(d, dEnd);
   for (;;) {
     // Mixed text, 32 units per step, until a surrogate, the tail, or an ASCII block. Full blocks
     // advance i by a constant (a popcount of a mask derived from i would put the mask arithmetic
@@ -286,22 +345,23 @@ NETBUF_AVX512 std::size_t encodeUtf8U16From(const char16_t* s, std::size_t n, st
     Mask32 surrogate = 0;
     __m512i v;
     while (i + 32 <= n) {
-      v = toPageEnd(s + i) < 64 ? loadAcrossPage(s + i) : load(s + i);
+      v = loadUnits(s + i);
       surrogate = _mm512_cmpeq_epi16_mask(_mm512_and_si512(v, k.highFive), k.surrogateBase);
       if (surrogate != 0) break;
       const Mask32 ascii = _mm512_cmplt_epu16_mask(v, k.ascii);
       i += 32;
-      d = encode32(k, v, ascii, ~Mask32{0}, d, dEnd);
+      if (reinterpret_cast<std::uintptr_t>(d) > roomyUntil) roomyUntil = roomyLimit(d, dEnd);
+      d = encode32(k, v, ascii, ~Mask32{0}, d, dEnd,
+                   reinterpret_cast<std::uintptr_t>(d) <= roomyUntil);
       if (ascii == ~Mask32{0}) break;
     }
     if (i >= n) break;
     if (surrogate == 0) {
       if (i + 32 <= n) {
-        // After an ASCII block: ASCII runs, 64 units per step. A step whose loads would cross a
-        // page is left to the block loop, which splits such a load.
-        while (i + 64 <= n && toPageEnd(s + i) >= 128) {
-          const __m512i a = load(s + i);
-          const __m512i b = load(s + i + 32);
+        // After an ASCII block: ASCII runs, 64 units per step.
+        while (i + 64 <= n) {
+          __m512i a, b;
+          loadTwoBlocks(s + i, a, b);
           if (_mm512_cmpge_epu16_mask(_mm512_or_si512(a, b), k.ascii) != 0) break;
           store(d, _mm512_permutexvar_epi64(k.pack, _mm512_packus_epi16(a, b)));
           d += 64;
@@ -315,14 +375,15 @@ NETBUF_AVX512 std::size_t encodeUtf8U16From(const char16_t* s, std::size_t n, st
       surrogate =
           _mm512_mask_cmpeq_epi16_mask(live, _mm512_and_si512(v, k.highFive), k.surrogateBase);
       if (surrogate == 0) {
-        d = encode32(k, v, _mm512_cmplt_epu16_mask(v, k.ascii), live, d, dEnd);
+        d = encode32(k, v, _mm512_cmplt_epu16_mask(v, k.ascii), live, d, dEnd, roomyAt(d, dEnd));
         break;
       }
     }
     // Vector up to the first surrogate, then the scalar step for that one unit (or pair).
     const unsigned first = static_cast<unsigned>(__builtin_ctz(surrogate));
     if (first != 0)
-      d = encode32(k, v, _mm512_cmplt_epu16_mask(v, k.ascii), lowBits32(first), d, dEnd);
+      d = encode32(k, v, _mm512_cmplt_epu16_mask(v, k.ascii), lowBits32(first), d, dEnd,
+                   roomyAt(d, dEnd));
     std::size_t j = i + first;
     u8* e = d;
     encodeU16Step(s, j, j + 1, n, e);
@@ -333,15 +394,26 @@ NETBUF_AVX512 std::size_t encodeUtf8U16From(const char16_t* s, std::size_t n, st
 }
 
 NETBUF_AVX512 std::size_t encodeUtf8U16(const char16_t* s, std::size_t n, u8* dst) noexcept {
+  if (n <= 32) {
+    // One block without surrogates: straight-line code, only the constants it needs. (With a
+    // surrogate: the general loop with unpinned constants.)
+    const Mask32 live = lowBits32(n);
+    const __m512i v = _mm512_maskz_loadu_epi16(live, s);
+    const U16Consts k = makeU16Consts<false>();
+    if (_mm512_mask_cmpeq_epi16_mask(live, _mm512_and_si512(v, k.highFive), k.surrogateBase) == 0)
+      return static_cast<std::size_t>(
+          encode32(k, v, _mm512_cmplt_epu16_mask(v, k.ascii), live, dst, dst + 3 * n, false) - dst);
+    return encodeUtf8U16From<false>(s, n, 0, dst, dst);
+  }
   // Leading ASCII, 64 units per step (the last one masked), before the general loop sets up its
-  // constants: a short ASCII string, the most common input, pays for nothing else. The general
-  // loop starts at the first step that is not all ASCII.
+  // constants: an ASCII string, the most common input, pays for nothing else. The general loop
+  // starts at the first step that is not all ASCII.
   const __m512i ascii = _mm512_set1_epi16(0x80);
   const __m512i pack = load(kU16Table.pack);
   std::size_t i = 0;
-  while (i + 64 <= n && toPageEnd(s + i) >= 128) {
-    const __m512i a = load(s + i);
-    const __m512i b = load(s + i + 32);
+  while (i + 64 <= n) {
+    __m512i a, b;
+    loadTwoBlocks(s + i, a, b);
     if (_mm512_cmpge_epu16_mask(_mm512_or_si512(a, b), ascii) != 0)
       return encodeUtf8U16From<true>(s, n, i, dst, dst + i);
     store(dst + i, _mm512_permutexvar_epi64(pack, _mm512_packus_epi16(a, b)));
@@ -349,10 +421,9 @@ NETBUF_AVX512 std::size_t encodeUtf8U16(const char16_t* s, std::size_t n, u8* ds
   }
   if (i == n) return n;
   if (n - i < 64) {
-    const Mask32 liveA = lowBits32(n - i);
-    const Mask32 liveB = n - i > 32 ? lowBits32(n - i - 32) : 0;
-    const __m512i a = _mm512_maskz_loadu_epi16(liveA, s + i);
-    const __m512i b = _mm512_maskz_loadu_epi16(liveB, s + i + 32);
+    const __m512i a = _mm512_maskz_loadu_epi16(lowBits32(n - i), s + i);
+    const __m512i b = n - i > 32 ? _mm512_maskz_loadu_epi16(lowBits32(n - i - 32), s + i + 32)
+                                 : _mm512_setzero_si512();
     if (_mm512_cmpge_epu16_mask(_mm512_or_si512(a, b), ascii) == 0) {
       storeFirst(dst + i, _mm512_permutexvar_epi64(pack, _mm512_packus_epi16(a, b)),
                  static_cast<unsigned>(n - i), static_cast<std::ptrdiff_t>(3 * n - i));
