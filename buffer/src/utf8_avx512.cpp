@@ -29,6 +29,7 @@
 #pragma GCC diagnostic pop
 #endif
 
+#include <algorithm>
 #include <array>
 
 #include "utf8_internal.hpp"
@@ -140,17 +141,18 @@ inline bool roomyAt(const u8* d, const u8* dEnd) noexcept {
   return dEnd - d >= 112 && toPageEnd(d) >= 112;
 }
 /// The last address from which roomyAt holds on d's page (an integer: it may lie before d). The
-/// block loop compares against it instead of testing both conditions per block.
+/// block loop compares against it instead of testing both conditions per block. (No wrap-around:
+/// dEnd and the page end are user-space addresses far above 112 and far below the top.)
 inline std::uintptr_t roomyLimit(const u8* d, const u8* dEnd) noexcept {
   const auto at = reinterpret_cast<std::uintptr_t>(d);
   return std::min((at | 4095) + 1, reinterpret_cast<std::uintptr_t>(dEnd)) - 112;
 }
 
-/// The UTF-16 encoder's constants. For a long input (Pin) they are loaded once per call from one
-/// table (a load each is cheaper than building them: a move and a broadcast each) and pinned in
-/// registers: left to itself, GCC 12 rebuilds every one of them in every block of the loop. For a
-/// block or two (not Pin) they are immediates, built where used and only if used: measured, that
-/// beats loading all fourteen up front for such short inputs.
+/// The UTF-16 encoder's constants. When 64 or more units are left at the first step that is not
+/// all ASCII (Pin) they are made once per call from one table and pinned in registers: left to
+/// itself, GCC 12 rebuilds every one of them (a move and a broadcast) in every block of the loop.
+/// For fewer (not Pin) the splats are immediates, built where used and only if used: measured,
+/// that beats making all fourteen up front for such short inputs.
 struct U16Consts {
   __m512i highFive, surrogateBase, ascii, twoByte, lead3, cont2, cont3, sixBits, sixBitsHigh,
       oneInWord, oneInLane, pack, layout0, layout1;
@@ -170,11 +172,9 @@ struct U16Table {
 };
 constexpr U16Table kU16Table{};
 
-/// With Pin, hides v's value from the optimiser, so that it is kept in a register rather than
-/// rebuilt. Without, code that runs once (a short string) loads only the constants it uses.
-template <bool Pin>
+/// Hides v's value from the optimiser, so that it is kept in a register rather than rebuilt.
 NETBUF_AVX512 inline __m512i pinned(__m512i v) noexcept {
-  if constexpr (Pin) asm("" : "+v"(v));
+  asm("" : "+v"(v));
   return v;
 }
 
@@ -182,7 +182,7 @@ template <bool Pin = true>
 NETBUF_AVX512 inline U16Consts makeU16Consts() noexcept {
   const auto& t = kU16Table;
   if constexpr (!Pin) {
-    // Built from immediates: the compiler makes each where it is used, and only those used.
+    // Splats from immediates: the compiler makes each where it is used, and only those used.
     return {_mm512_set1_epi16(-2048 /* 0xF800 */),
             _mm512_set1_epi16(-10240 /* 0xD800 */),
             _mm512_set1_epi16(0x80),
@@ -197,14 +197,13 @@ NETBUF_AVX512 inline U16Consts makeU16Consts() noexcept {
             load(t.pack),
             load(kLayout3.idx[0]),
             load(kLayout3.idx[1])};
+  } else {
+    return {pinned(load(t.splat[0])),      pinned(load(t.splat[1])),     pinned(load(t.splat[2])),
+            pinned(load(t.splat[3])),      pinned(load(t.splat[4])),     pinned(load(t.splat[5])),
+            pinned(load(t.splat[6])),      pinned(load(t.splat[7])),     pinned(load(t.splat[8])),
+            pinned(load(t.splat[9])),      pinned(load(t.oneInLane)),    pinned(load(t.pack)),
+            pinned(load(kLayout3.idx[0])), pinned(load(kLayout3.idx[1]))};
   }
-  return {pinned<Pin>(load(t.splat[0])),      pinned<Pin>(load(t.splat[1])),
-          pinned<Pin>(load(t.splat[2])),      pinned<Pin>(load(t.splat[3])),
-          pinned<Pin>(load(t.splat[4])),      pinned<Pin>(load(t.splat[5])),
-          pinned<Pin>(load(t.splat[6])),      pinned<Pin>(load(t.splat[7])),
-          pinned<Pin>(load(t.splat[8])),      pinned<Pin>(load(t.splat[9])),
-          pinned<Pin>(load(t.oneInLane)),     pinned<Pin>(load(t.pack)),
-          pinned<Pin>(load(kLayout3.idx[0])), pinned<Pin>(load(kLayout3.idx[1]))};
 }
 
 /// encode32's 3-byte path for the 16 units of half h (lanes: the live ones among them): vpermt2b
@@ -331,7 +330,7 @@ NETBUF_AVX512 inline void loadTwoBlocks(const char16_t* s, __m512i& a, __m512i& 
 }
 
 /// encodeUtf8U16 from unit i on, where d = dst + the bytes written for the units before i. Pin:
-/// keep every constant in a register (for more than a block or two of input).
+/// keep every constant in a register (chosen when 64 or more units are left).
 template <bool Pin>
 NETBUF_AVX512 std::size_t encodeUtf8U16From(const char16_t* s, std::size_t n, std::size_t i,
                                             u8* dst, u8* d) noexcept {
@@ -420,19 +419,17 @@ NETBUF_AVX512 std::size_t encodeUtf8U16(const char16_t* s, std::size_t n, u8* ds
     i += 64;
   }
   if (i == n) return n;
-  if (n - i < 64) {
-    const __m512i a = _mm512_maskz_loadu_epi16(lowBits32(n - i), s + i);
-    const __m512i b = n - i > 32 ? _mm512_maskz_loadu_epi16(lowBits32(n - i - 32), s + i + 32)
-                                 : _mm512_setzero_si512();
-    if (_mm512_cmpge_epu16_mask(_mm512_or_si512(a, b), ascii) == 0) {
-      storeFirst(dst + i, _mm512_permutexvar_epi64(pack, _mm512_packus_epi16(a, b)),
-                 static_cast<unsigned>(n - i), static_cast<std::ptrdiff_t>(3 * n - i));
-      return n;
-    }
-    // Up to two blocks left: set up only the constants they use.
-    return encodeUtf8U16From<false>(s, n, i, dst, dst + i);
+  // Fewer than 64 units left: one masked step.
+  const __m512i a = _mm512_maskz_loadu_epi16(lowBits32(n - i), s + i);
+  const __m512i b = n - i > 32 ? _mm512_maskz_loadu_epi16(lowBits32(n - i - 32), s + i + 32)
+                               : _mm512_setzero_si512();
+  if (_mm512_cmpge_epu16_mask(_mm512_or_si512(a, b), ascii) == 0) {
+    storeFirst(dst + i, _mm512_permutexvar_epi64(pack, _mm512_packus_epi16(a, b)),
+               static_cast<unsigned>(n - i), static_cast<std::ptrdiff_t>(3 * n - i));
+    return n;
   }
-  return encodeUtf8U16From<true>(s, n, i, dst, dst + i);
+  // Up to two blocks left: set up only the constants they use.
+  return encodeUtf8U16From<false>(s, n, i, dst, dst + i);
 }
 
 NETBUF_AVX512 std::size_t utf8BytesU16(const char16_t* s, std::size_t n) noexcept {
