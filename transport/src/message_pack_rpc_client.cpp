@@ -10,6 +10,7 @@
 #include <netbuf/transport/bootstrap.hpp>
 #include <netbuf/transport/codec_channel_handler.hpp>
 #include <set>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -63,21 +64,30 @@ void deliver(RpcCallback& cb, RpcResult r) noexcept {
     std::fprintf(stderr, "netbuf rpc client: a call's callback threw\n");
   }
 }
+/// Drop action of an UnlosableTask that runs the task itself.
+struct RunOnDrop {};
+
 /// A loop task that must not be lost. The loop calls it as usual; when the loop shuts down with
 /// the task still queued (a shutdown whose timeout cut the wait), the task is destroyed without
-/// running, and the destructor then calls `drop` instead, on the destroying thread. That keeps
-/// the client's promise that every call's callback runs exactly once.
-template <class Fn, class Drop>
+/// running, and the destructor then calls `drop` instead (or the task itself, for RunOnDrop), on
+/// the destroying thread. Exactly one of the two runs, once. That keeps the client's promise that
+/// every call's callback runs exactly once.
+template <class Fn, class Drop = RunOnDrop>
 class UnlosableTask {
  public:
   UnlosableTask(Fn fn, Drop drop) : fn_(std::move(fn)), drop_(std::move(drop)) {}
+  explicit UnlosableTask(Fn fn) : fn_(std::move(fn)) {}
   UnlosableTask(UnlosableTask&& o) noexcept
       : fn_(std::move(o.fn_)), drop_(std::move(o.drop_)), armed_(std::exchange(o.armed_, false)) {}
   UnlosableTask(const UnlosableTask&) = delete;
   UnlosableTask& operator=(const UnlosableTask&) = delete;
   UnlosableTask& operator=(UnlosableTask&&) = delete;
   ~UnlosableTask() {
-    if (armed_) drop_();
+    if (!armed_) return;
+    if constexpr (std::is_same_v<Drop, RunOnDrop>)
+      fn_();
+    else
+      drop_();
   }
   void operator()() {
     armed_ = false;
@@ -202,15 +212,8 @@ struct RpcClientState : std::enable_shared_from_this<RpcClientState> {
   /// Completes a call from a later task of the loop (inline when the loop no longer runs tasks).
   void deliverLater(RpcCallback cb, RpcResult r) {
     // Run or dropped, the task delivers exactly once (dropped: on the destroying thread).
-    auto call = std::make_shared<std::pair<RpcCallback, RpcResult>>(std::move(cb), std::move(r));
-    auto once = [call] {
-      if (call->first) {
-        RpcCallback c = std::move(call->first);
-        call->first = nullptr;
-        deliver(c, std::move(call->second));
-      }
-    };
-    UnlosableTask task(once, once);
+    UnlosableTask task(
+        [cb = std::move(cb), r = std::move(r)]() mutable { deliver(cb, std::move(r)); });
     try {
       loop->execute(std::move(task));  // admission is checked before the task is moved from
     } catch (const RejectedExecutionError&) {
