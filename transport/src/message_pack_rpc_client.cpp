@@ -98,7 +98,7 @@ class UnlosableTask {
 
  private:
   Fn fn_;
-  Drop drop_;
+  [[no_unique_address]] Drop drop_;  // empty for RunOnDrop
   bool armed_ = true;
 };
 
