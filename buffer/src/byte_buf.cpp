@@ -290,18 +290,20 @@ ByteBuf ByteBuf::readBytes(std::size_t length) {
 
 // ------------------------------------------------------------------ allocators
 
-ByteBuf ByteBufAllocator::buffer(std::size_t initialCapacity, std::size_t maxCapacity) {
-  if (initialCapacity > maxCapacity || maxCapacity > kMaxCapacityLimit) {
-    throw IllegalArgumentError(fmt::format(
-        "buffer: initialCapacity: {} (expected: 0 <= initialCapacity <= maxCapacity({}) <= {})",
-        initialCapacity, maxCapacity, kMaxCapacityLimit));
-  }
+void ByteBufAllocator::throwBadBufferArguments(std::size_t initialCapacity,
+                                               std::size_t maxCapacity) {
+  throw IllegalArgumentError(fmt::format(
+      "buffer: initialCapacity: {} (expected: 0 <= initialCapacity <= maxCapacity({}) <= {})",
+      initialCapacity, maxCapacity, kMaxCapacityLimit));
+}
+
+ByteBuf ByteBufAllocator::newBuffer(std::size_t initialCapacity, std::size_t maxCapacity) {
   detail::Storage* s = allocateStorage(initialCapacity);
   // allocateStorage promises at least initialCapacity bytes; adopt() re-checks everything (and
   // costs a call), so it is only the fallback for an allocator that broke that promise.
   if (s->size < initialCapacity) [[unlikely]]
     return ByteBuf::adopt(s, initialCapacity, maxCapacity);
-  return ByteBuf(s, s->data, 0, 0, initialCapacity, maxCapacity, false);
+  return handleOn(s, initialCapacity, maxCapacity);
 }
 
 ByteBuf ByteBufAllocator::zeroedBuffer(std::size_t initialCapacity, std::size_t maxCapacity) {
@@ -366,6 +368,11 @@ detail::Storage* UnpooledByteBufAllocator::allocateStorage(std::size_t minCapaci
   s->allocator = this;
   s->destroy = &destroyHeap;
   return s;
+}
+
+ByteBuf UnpooledByteBufAllocator::newBuffer(std::size_t initialCapacity, std::size_t maxCapacity) {
+  return handleOn(UnpooledByteBufAllocator::allocateStorage(initialCapacity), initialCapacity,
+                  maxCapacity);
 }
 
 // ------------------------------------------------------------------ Unpooled

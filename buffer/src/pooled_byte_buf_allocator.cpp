@@ -27,6 +27,7 @@
 #include <mutex>
 #include <new>
 #include <numeric>
+#include <span>
 #include <thread>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -67,6 +68,28 @@ struct OwnedCounter {
     v.store(v.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
   }
   std::uint64_t get() const noexcept { return v.load(std::memory_order_relaxed); }
+  void set(std::uint64_t n) noexcept { v.store(n, std::memory_order_relaxed); }
+};
+
+/// A 32-bit count written by one thread and read by any (plain loads and stores in the code).
+struct OwnedCount {
+  std::atomic<std::uint32_t> v{0};
+  operator std::uint32_t() const noexcept { return v.load(std::memory_order_relaxed); }
+  OwnedCount& operator=(std::uint32_t n) noexcept {
+    v.store(n, std::memory_order_relaxed);
+    return *this;
+  }
+  OwnedCount& operator-=(std::uint32_t n) noexcept { return *this = *this - n; }
+  std::uint32_t operator++(int) noexcept {
+    const std::uint32_t old = *this;
+    *this = old + 1;
+    return old;
+  }
+  std::uint32_t operator--() noexcept {
+    const std::uint32_t n = *this - 1;
+    *this = n;
+    return n;
+  }
 };
 
 /// A counter any thread may update.
@@ -288,14 +311,32 @@ struct PoolChunk {
 /// Per-thread, per-allocator cache. Only its own thread touches bins (except the allocator
 /// destructor, which requires that thread to be done with the allocator); counters are read by
 /// stats() from any thread.
+//
+// Accounting. The fast paths (a hit, a release into the bin) update only the bin: `count` and, for
+// a hit, `pops`. Everything else stats() needs is derived from them and from counters the slow
+// paths keep. Each bin conserves its blocks:
+//   count = pushes + inflow - pops
+// where pushes are this thread's releases into the bin (the fast path's, and the slow paths' that
+// end in the bin) and `inflow` counts the blocks that entered the bin any other way (batch
+// refills, sorted remote returns) minus those that left it other than by a hit (trims, returns
+// to the arena, the pop that serves a miss). So pushes = count + pops - inflow, and every slot of
+// a bin has the bin's size, so bytes are counts times `size`.
+//
+// The bound on cached bytes is kept by reservation: `cap` entries of the bin are reserved from
+// the thread's budget, sum(cap * size) = reservedBytes <= maxCachedBytes, and count <= cap. The
+// release fast path then only compares count with cap; the slow path reserves more (growCap) and
+// a sweep gives back what a bin does not hold.
 struct ThreadCache {
-  struct Bin {
-    PooledStorage** items = nullptr;
-    std::uint32_t count = 0;
-    std::uint32_t cap = 0;     // 0 until the first push allocates items
-    std::uint32_t maxCap = 0;  // configured bound; 0 = this class is never cached
-    std::uint32_t used = 0;    // allocations since the last sweep
-    std::uint32_t size = 0;    // the class's slot size (so counters need not read the block)
+  struct alignas(64) Bin {
+    PooledStorage** items = nullptr;  // maxCap entries once a push needs them
+    OwnedCount count;                 // entries held (the top is the most recently released)
+    std::uint32_t cap = 0;            // entries reserved: count <= cap <= maxCap
+    std::uint32_t maxCap = 0;         // configured bound; 0 = this class is never cached
+    std::uint32_t size = 0;           // the class's slot size
+    OwnedCounter pops;                // cache hits in this class
+    OwnedCounter inflow;              // see above (modulo 2^64: it may go "negative")
+    std::uint64_t sweepAt = 0;        // the thread sweeps when pops reaches this
+    std::uint64_t popsAtSweep = 0;    // pops at the last sweep (hits since = pops - this)
   };
 
   std::uint64_t coreId = 0;              // immutable; compared without a lock
@@ -322,11 +363,38 @@ struct ThreadCache {
   // Releases this thread made of other arenas' blocks, per arena index (counted by the releaser,
   // so that a block on a return stack or a `remote` list is already free in stats()).
   std::unique_ptr<OwnedCounter[]> remoteFrees, remoteFreeBytes;
-  std::vector<Bin> bins;
-  std::uint64_t sinceSweep = 0;
-  // Allocations through this cache are hits + misses; `direct` of them were served outside the
-  // pool (maxChunks fallback) and are counted by the huge counters instead.
-  OwnedCounter hits, misses, direct, allocBytes, frees, freeBytes, cachedBytes;
+  std::unique_ptr<Bin[]> binStore;  // (Bin holds atomics: not movable, so not in a vector)
+  std::span<Bin> bins;
+  std::size_t reservedBytes = 0;  // sum of cap * size over the bins
+  // Allocations through this cache are hits (sum of pops) + misses; `direct` of the misses were
+  // served outside the pool (maxChunks fallback) and are counted by the huge counters instead.
+  // missBytes: the other misses' bytes. slowFrees / slowFreeBytes: this arena's blocks the thread
+  // released that did not end in a bin.
+  OwnedCounter misses, direct, missBytes, slowFrees, slowFreeBytes;
+
+  /// What stats() reports for this cache, derived as described above.
+  struct Totals {
+    std::uint64_t hits = 0, allocBytes = 0, frees = 0, freeBytes = 0, cachedBytes = 0;
+  };
+  Totals totals() const noexcept {
+    Totals t;
+    for (const Bin& b : bins) {
+      const std::uint64_t count = b.count, pops = b.pops.get();
+      // Read without stopping the owner: the three values may be from slightly different
+      // moments, so a transiently negative difference reads as zero.
+      const auto pushes = static_cast<std::int64_t>(count + pops - b.inflow.get());
+      const std::uint64_t p = pushes > 0 ? static_cast<std::uint64_t>(pushes) : 0;
+      t.hits += pops;
+      t.allocBytes += pops * b.size;
+      t.frees += p;
+      t.freeBytes += p * b.size;
+      t.cachedBytes += count * b.size;
+    }
+    t.allocBytes += missBytes.get();
+    t.frees += slowFrees.get();
+    t.freeBytes += slowFreeBytes.get();
+    return t;
+  }
 
   ~ThreadCache() {
     for (Bin& b : bins) delete[] b.items;
@@ -382,6 +450,7 @@ struct PoolCore {
   PooledStorage* allocateHuge(std::size_t n, bool fallback);
   void release(PooledStorage* s) noexcept;
   void releaseOverflow(ThreadCache* tc, ThreadCache::Bin& bin, PooledStorage* s) noexcept;
+  static bool growCap(ThreadCache* tc, ThreadCache::Bin& b, std::uint32_t want) noexcept;
   PooledStorage* takeRemote(ThreadCache* tc, unsigned cls) noexcept;
   void returnRemoteLocked(ThreadCache* tc) noexcept;
   static void flushPending(ThreadCache* tc) noexcept;
@@ -532,7 +601,9 @@ ThreadCache* PoolCore::cacheSlow(bool create) {
       best = a.get();
   best->threads.fetch_add(1, std::memory_order_relaxed);
   tc->arena = best;
-  tc->bins.resize(classes.sizes.size());
+  tc->binStore.reset(new ThreadCache::Bin[classes.sizes.size()]);
+  tc->bins = {tc->binStore.get(), classes.sizes.size()};
+  const std::uint64_t interval = options.cacheTrimInterval;
   for (std::size_t c = 0; c < classes.sizes.size(); ++c) {
     // Normal classes: at most normalCacheSize entries and at most a quarter of the thread's byte
     // budget per class (so 1 MiB buffers get 2 entries by default, 64 KiB ones 32), at least 1.
@@ -544,6 +615,7 @@ ThreadCache* PoolCore::cacheSlow(bool create) {
                                     options.normalCacheSize);
     tc->bins[c].maxCap = static_cast<std::uint32_t>(std::min<std::size_t>(cap, 1u << 20));
     tc->bins[c].size = classes.sizes[c];
+    tc->bins[c].sweepAt = interval;
   }
   caches.push_back(tc.get());
   tCaches.list.push_back(tc.get());
@@ -571,9 +643,9 @@ PooledStorage* PoolCore::takeRemote(ThreadCache* tc, unsigned cls) noexcept {
       break;
     }
     ThreadCache::Bin& b = tc->bins[s->sizeClass];
-    if (b.count < b.cap && tc->cachedBytes.get() + b.size <= tc->maxCachedBytes) {
+    if (b.count < b.cap || growCap(tc, b, 1)) {
       b.items[b.count++] = s;
-      tc->cachedBytes.add(b.size);
+      b.inflow.add(1);
     } else {
       s->next = overflow;
       overflow = s;
@@ -620,20 +692,18 @@ PooledStorage* PoolCore::allocateMiss(ThreadCache* tc, unsigned cls) {
     if (PooledStorage* s = takeRemote(tc, cls)) return s;
     if (b.count != 0) {
       PooledStorage* s = b.items[--b.count];
-      tc->cachedBytes.sub(s->size);
+      b.inflow.sub(1);  // leaves the bin, but as a miss
       return s;
     }
   }
   // Refill small classes in a batch under one lock; the batch is bounded in bytes so that rarely
-  // used large slots are not hoarded.
+  // used large slots are not hoarded, and by what the bin can reserve.
   std::size_t batch = 1;
   if (cls < classes.numSmall && b.maxCap > 1) {
-    batch = std::min<std::size_t>(
-        {b.maxCap / 2, std::max<std::size_t>(1, 16384 / classes.sizes[cls]), 64});
-    if (b.cap == 0) {
-      b.items = new PooledStorage*[b.maxCap];
-      b.cap = b.maxCap;
-    }
+    const auto want = static_cast<std::uint32_t>(std::min<std::size_t>(
+        {b.maxCap / 2, std::max<std::size_t>(1, 16384 / classes.sizes[cls]), 64}));
+    if (want > 1 && b.cap - b.count < want - 1) growCap(tc, b, want - 1);
+    batch = 1 + std::min<std::size_t>(want - 1, b.cap - b.count);
   }
   PooledStorage* first = nullptr;
   {
@@ -644,7 +714,7 @@ PooledStorage* PoolCore::allocateMiss(ThreadCache* tc, unsigned cls) {
       PooledStorage* s = allocateInArena(a, cls);
       if (s == nullptr) break;
       b.items[b.count++] = s;
-      tc->cachedBytes.add(s->size);
+      b.inflow.add(1);
     }
   }
   return first;
@@ -662,54 +732,71 @@ PooledStorage* PoolCore::allocateDirectly(unsigned cls) {
   return s;
 }
 
-void PoolCore::releaseOverflow(ThreadCache* tc, ThreadCache::Bin& b, PooledStorage* s) noexcept {
-  PoolArena& a = *tc->arena;
-  if (b.maxCap != 0 && b.cap == 0) {
+// Reserves room for `want` more entries in b (at least; up to maxCap), within the thread's byte
+// budget; allocates the entry array on first use. False when not even one more entry fits.
+bool PoolCore::growCap(ThreadCache* tc, ThreadCache::Bin& b, std::uint32_t want) noexcept {
+  if (b.cap >= b.maxCap) return false;
+  if (b.items == nullptr) {
     b.items = new (std::nothrow) PooledStorage*[b.maxCap];
-    if (b.items != nullptr) {
-      b.cap = b.maxCap;
-      if (tc->cachedBytes.get() + s->size <= options.maxCachedBytesPerThread) {
-        b.items[b.count++] = s;
-        tc->cachedBytes.add(s->size);
-        return;
-      }
-    }
+    if (b.items == nullptr) return false;
   }
+  // Reserve in steps of about 16 KiB (fewer trips here for small classes), never past maxCap or
+  // the budget.
+  const std::size_t budget = tc->maxCachedBytes - tc->reservedBytes;
+  const std::size_t step = std::max<std::size_t>({want, 16384 / b.size, 1});
+  const auto add =
+      static_cast<std::uint32_t>(std::min<std::size_t>({step, b.maxCap - b.cap, budget / b.size}));
+  if (add == 0) return false;
+  b.cap += add;
+  tc->reservedBytes += std::size_t{add} * b.size;
+  return true;
+}
+
+// A release into a bin with count == cap (or the first one): reserve more room; when the bin is at
+// its bound, return its older half (the bottom of the stack) to the arena in one go and keep the
+// hot half; a class that cannot be cached at all goes straight back.
+void PoolCore::releaseOverflow(ThreadCache* tc, ThreadCache::Bin& b, PooledStorage* s) noexcept {
+  if (b.count < b.cap || growCap(tc, b, 1)) {
+    b.items[b.count++] = s;
+    return;
+  }
+  PoolArena& a = *tc->arena;
   std::lock_guard lock(a.mutex);
   if (b.cap != 0 && b.count == b.cap) {
-    // Full: return the older half (the bottom of the stack) in one go and keep the hot half.
     const std::uint32_t n = (b.count + 1) / 2;  // at least one, so the push below has room
-    for (std::uint32_t i = 0; i < n; ++i) {
-      tc->cachedBytes.sub(b.items[i]->size);
-      freeInArena(a, b.items[i]);
-    }
+    for (std::uint32_t i = 0; i < n; ++i) freeInArena(a, b.items[i]);
     std::memmove(b.items, b.items + n, (b.count - n) * sizeof(PooledStorage*));
     b.count -= n;
-    if (tc->cachedBytes.get() + s->size <= options.maxCachedBytesPerThread) {
-      b.items[b.count++] = s;
-      tc->cachedBytes.add(s->size);
-      return;
-    }
+    b.inflow.sub(n);
+    b.items[b.count++] = s;
+    return;
   }
+  tc->slowFrees.add(1);
+  tc->slowFreeBytes.add(s->size);
   freeInArena(a, s);
 }
 
+// Every cacheTrimInterval hits of one class: each bin gives back the entries it did not use since
+// the last sweep (the oldest ones) and the reservation beyond what it holds.
 void PoolCore::sweep(ThreadCache* tc) noexcept {
-  tc->sinceSweep = 0;
   std::lock_guard lock(tc->arena->mutex);
   if (!tc->remoteUsed) returnRemoteLocked(tc);
   tc->remoteUsed = false;
+  const std::uint64_t interval = options.cacheTrimInterval;
   for (ThreadCache::Bin& b : tc->bins) {
-    if (b.count > b.used) {
-      const std::uint32_t n = b.count - b.used;
-      for (std::uint32_t i = 0; i < n; ++i) {
-        tc->cachedBytes.sub(b.items[i]->size);
-        freeInArena(*tc->arena, b.items[i]);
-      }
+    const std::uint64_t pops = b.pops.get();
+    const std::uint64_t used = pops - b.popsAtSweep;
+    if (b.count > used) {
+      const auto n = static_cast<std::uint32_t>(b.count - used);
+      for (std::uint32_t i = 0; i < n; ++i) freeInArena(*tc->arena, b.items[i]);
       std::memmove(b.items, b.items + n, (b.count - n) * sizeof(PooledStorage*));
       b.count -= n;
+      b.inflow.sub(n);
     }
-    b.used = 0;
+    tc->reservedBytes -= std::size_t{b.cap - b.count} * b.size;
+    b.cap = b.count;
+    b.popsAtSweep = pops;
+    b.sweepAt = pops + std::min(interval, UINT64_MAX - pops);
   }
 }
 
@@ -728,25 +815,27 @@ void PoolCore::flushCache(ThreadCache* tc) noexcept {
   returnRemoteLocked(tc);
   for (ThreadCache::Bin& b : tc->bins) {
     for (std::uint32_t i = 0; i < b.count; ++i) freeInArena(*tc->arena, b.items[i]);
+    b.inflow.sub(b.count);
     b.count = 0;
     delete[] b.items;
     b.items = nullptr;
     b.cap = 0;
   }
-  tc->cachedBytes.sub(tc->cachedBytes.get());
+  tc->reservedBytes = 0;
 }
 
 // registryMutex() is held.
 void PoolCore::detachCache(ThreadCache* tc) noexcept {
   flushCache(tc);
   PoolArena& a = *tc->arena;
-  a.hits.add(tc->hits.get());
+  const ThreadCache::Totals t = tc->totals();
+  a.hits.add(t.hits);
   a.misses.add(tc->misses.get());
   // Cache allocations are hits + misses; fold them into the arena's own counters.
-  a.allocs.add(tc->hits.get() + tc->misses.get() - tc->direct.get());
-  a.allocBytes.add(tc->allocBytes.get());
-  a.frees.add(tc->frees.get());
-  a.freeBytes.add(tc->freeBytes.get());
+  a.allocs.add(t.hits + tc->misses.get() - tc->direct.get());
+  a.allocBytes.add(t.allocBytes);
+  a.frees.add(t.frees);
+  a.freeBytes.add(t.freeBytes);
   for (std::size_t i = 0; i < arenas.size(); ++i) {
     arenas[i]->frees.add(tc->remoteFrees[i].get());
     arenas[i]->freeBytes.add(tc->remoteFreeBytes[i].get());
@@ -993,15 +1082,15 @@ void destroyPooled(Storage* storage) noexcept {
   if (s->state.load(std::memory_order_relaxed) == kStateLive && s->leak == nullptr &&
       !s->isDirect() && tc != nullptr &&
       tc->releaseArena.load(std::memory_order_relaxed) == s->chunk->arena) [[likely]] {
-    // Same arena, hence same allocator: sizeClass indexes this cache's bins.
+    // Same arena, hence same allocator: sizeClass indexes this cache's bins. The push is the
+    // whole of the accounting (see ThreadCache); cap is within the thread's byte budget.
     ThreadCache::Bin& b = tMemo.bins[s->sizeClass];
-    if (b.count < b.cap && tc->cachedBytes.get() + b.size <= tc->maxCachedBytes) [[likely]] {
+    const std::uint32_t n = b.count;
+    if (n < b.cap) [[likely]] {
       s->state.store(kStateFree, std::memory_order_relaxed);
       poison(s->data, s->size);
-      tc->frees.add(1);
-      tc->freeBytes.add(b.size);
-      tc->cachedBytes.add(b.size);
-      b.items[b.count++] = s;
+      b.items[n] = s;
+      b.count = n + 1;
       return;
     }
   }
@@ -1036,13 +1125,9 @@ void PoolCore::release(PooledStorage* s) noexcept {
   }
   PoolArena* arena = s->chunk->arena;
   if (tc != nullptr && tc->arena == arena) [[likely]] {
-    tc->frees.add(1);
-    tc->freeBytes.add(s->size);
     ThreadCache::Bin& b = tc->bins[s->sizeClass];
-    if (b.count < b.cap && tc->cachedBytes.get() + s->size <= options.maxCachedBytesPerThread)
-        [[likely]] {
+    if (b.count < b.cap) [[likely]] {
       b.items[b.count++] = s;
-      tc->cachedBytes.add(s->size);
       return;
     }
     releaseOverflow(tc, b, s);
@@ -1244,19 +1329,18 @@ namespace detail {
       ThreadCache::Bin& b = tc->bins[cls];
       if (b.count != 0) {
         s = b.items[--b.count];
-        tc->hits.add(1);
-        tc->cachedBytes.sub(s->size);
+        b.pops.add(1);
+        if (b.pops.get() >= b.sweepAt) [[unlikely]]
+          c->sweep(tc);
       } else {
         s = c->allocateMiss(tc, cls);
         if (s == nullptr) {
           s = c->allocateHuge(c->classes.sizes[cls], true);
           tc->direct.add(1);
+        } else {
+          tc->missBytes.add(s->size);
         }
       }
-      if (!s->isDirect()) tc->allocBytes.add(s->size);
-      ++b.used;
-      if (++tc->sinceSweep >= c->options.cacheTrimInterval) [[unlikely]]
-        c->sweep(tc);
     } else {
       s = c->allocateDirectly(cls);
       if (s == nullptr) s = c->allocateHuge(c->classes.sizes[cls], true);
@@ -1273,31 +1357,50 @@ namespace detail {
 
 }  // namespace detail
 
+namespace detail {
+
 // The fast path is a cache hit with leak detection disabled: the memo check, one table lookup for
-// the class, a pop and three stores into the block's line. The rest is allocateSlow.
-detail::Storage* PooledByteBufAllocator::allocateStorage(std::size_t n) {
-  PoolCore* c = core_;
-  if (n <= c->classes.chunkSize && detail::tMemo.id == c->id &&
+// the class, a pop and three stores into the block's line. nullptr sends the caller to
+// allocateSlow, which handles everything else.
+inline PooledStorage* popCached(PoolCore* c, std::size_t n) noexcept {
+  if (n <= c->classes.chunkSize && tMemo.id == c->id &&
       c->leakLevel.load(std::memory_order_relaxed) == LeakDetectionLevel::Disabled) [[likely]] {
-    detail::ThreadCache::Bin& b = detail::tMemo.bins[c->classes.classOf(n)];
-    if (b.count != 0) [[likely]] {
-      detail::ThreadCache* tc = detail::tMemo.cache;
-      if (++tc->sinceSweep < c->options.cacheTrimInterval) [[likely]] {
-        PooledStorage* s = b.items[--b.count];
-        tc->hits.add(1);
-        tc->cachedBytes.sub(b.size);
-        tc->allocBytes.add(b.size);
-        ++b.used;
-        detail::unpoison(s->data, s->size);
-        s->refs.store(1, std::memory_order_relaxed);
-        s->state.store(detail::kStateLive, std::memory_order_relaxed);
-        s->leak = nullptr;
-        return s;
-      }
-      --tc->sinceSweep;  // allocateSlow counts this allocation and sweeps
+    ThreadCache::Bin& b = tMemo.bins[c->classes.classOf(n)];
+    const std::uint32_t count = b.count;
+    const std::uint64_t pops = b.pops.get() + 1;
+    // The hit that reaches sweepAt goes to allocateSlow, which sweeps.
+    if (count != 0 && pops < b.sweepAt) [[likely]] {
+      PooledStorage* s = b.items[count - 1];
+      b.count = count - 1;
+      b.pops.set(pops);
+      unpoison(s->data, s->size);
+      s->refs.store(1, std::memory_order_relaxed);
+      s->state.store(kStateLive, std::memory_order_relaxed);
+      s->leak = nullptr;
+      return s;
     }
   }
-  return detail::allocateSlow(c, n);
+  return nullptr;
+}
+
+}  // namespace detail
+
+detail::Storage* PooledByteBufAllocator::allocateStorage(std::size_t n) {
+  if (PooledStorage* s = detail::popCached(core_, n)) [[likely]]
+    return s;
+  return detail::allocateSlow(core_, n);
+}
+
+// One call for buffer(): the block and the handle (a pooled block always has room for n). The
+// slow path is a tail call, so the hit saves and restores no registers.
+ByteBuf PooledByteBufAllocator::newBuffer(std::size_t n, std::size_t maxCapacity) {
+  if (detail::Storage* s = detail::popCached(core_, n)) [[likely]]
+    return handleOn(s, n, maxCapacity);
+  return newBufferSlow(n, maxCapacity);
+}
+
+ByteBuf PooledByteBufAllocator::newBufferSlow(std::size_t n, std::size_t maxCapacity) {
+  return handleOn(detail::allocateSlow(core_, n), n, maxCapacity);
 }
 
 AllocatorStats PooledByteBufAllocator::stats() const {
@@ -1327,14 +1430,15 @@ AllocatorStats PooledByteBufAllocator::stats() const {
   for (const detail::ThreadCache* tc : c->caches) {
     const std::size_t i = tc->arena->index;
     PoolStats& p = out.arenas[i];
-    const std::uint64_t hits = tc->hits.get(), misses = tc->misses.get();
-    p.cacheHits += hits;
+    const detail::ThreadCache::Totals t = tc->totals();
+    const std::uint64_t misses = tc->misses.get();
+    p.cacheHits += t.hits;
     p.cacheMisses += misses;
-    p.cachedBytes += tc->cachedBytes.get();
-    allocs[i] += hits + misses - tc->direct.get();
-    allocBytes[i] += tc->allocBytes.get();
-    frees[i] += tc->frees.get();
-    freeBytes[i] += tc->freeBytes.get();
+    p.cachedBytes += t.cachedBytes;
+    allocs[i] += t.hits + misses - tc->direct.get();
+    allocBytes[i] += t.allocBytes;
+    frees[i] += t.frees;
+    freeBytes[i] += t.freeBytes;
     for (std::size_t j = 0; j < c->arenas.size(); ++j) {
       frees[j] += tc->remoteFrees[j].get();
       freeBytes[j] += tc->remoteFreeBytes[j].get();

@@ -296,6 +296,78 @@ TEST_CASE("thread cache bound: maxCachedBytesPerThread and per-class entries") {
   checkNothingLive(a);
 }
 
+TEST_CASE("statistics stay exact through hits, misses, refills, full bins and trims") {
+  // The thread cache derives most counters from its bins (see docs/allocator.md): check them
+  // against a model after every step of a random workload that takes every cache path.
+  PooledAllocatorOptions o = smallPool();
+  o.numArenas = 1;
+  o.smallCacheSize = 8;  // bins fill up: the full-bin path
+  o.normalCacheSize = 2;
+  o.maxCachedBytesPerThread = 48 << 10;  // the byte budget runs out: reservation refused
+  o.cacheTrimInterval = 37;              // trims every few dozen hits of a class
+  PooledByteBufAllocator a(o);
+  const std::vector<std::size_t> sizes{1, 16, 100, 1000, 3000, 9000, 20000, 70000, 300000};
+  std::mt19937 rng(7);
+  std::vector<ByteBuf> live;
+  std::uint64_t allocations = 0, liveBytes = 0;
+  for (int step = 0; step < 20000; ++step) {
+    if (live.empty() || (rng() % 2 == 0 && live.size() < 64)) {
+      const std::size_t n = sizes[rng() % sizes.size()];
+      live.push_back(a.buffer(n, n));
+      ++allocations;
+      liveBytes += a.normalizeSize(n);
+    } else {
+      const std::size_t i = rng() % live.size();
+      liveBytes -= a.normalizeSize(live[i].capacity());
+      std::swap(live[i], live.back());
+      live.pop_back();
+    }
+    if (step % 97 == 0) {
+      CAPTURE(step);
+      const PoolStats s = a.totalStats();
+      CHECK(s.liveBuffers == live.size());
+      CHECK(s.liveBytes == liveBytes);
+      CHECK(s.allocations == allocations);
+      CHECK(s.cacheHits + s.cacheMisses == allocations - s.hugeAllocations);
+      CHECK(s.cachedBytes <= o.maxCachedBytesPerThread);
+    }
+  }
+  const PoolStats s = a.totalStats();
+  CHECK(s.cacheHits > 1000);
+  CHECK(s.cacheMisses > 100);
+  live.clear();
+  checkNothingLive(a);
+  CHECK(a.totalStats().allocations == allocations);
+}
+
+TEST_CASE("every cacheTrimInterval hits of a class, the cache gives back what it did not use") {
+  // Class A (64 B) fills the cache once (fewer hits than the interval) and is then left alone;
+  // class B (1 KiB) is used in a loop, 1000 hits. With an interval of 200, B's hits trim A's
+  // entries (the first trim those A did not use, the second the rest); with none, they stay.
+  auto run = [](std::size_t interval) {
+    PooledAllocatorOptions o = smallPool();
+    o.cacheTrimInterval = interval;
+    PooledByteBufAllocator a(o);
+    {
+      std::vector<ByteBuf> bufs;
+      for (int i = 0; i < 100; ++i) bufs.push_back(a.buffer(64));
+    }
+    const std::uint64_t before = a.totalStats().cachedBytes;
+    CHECK(before >= 100 * 64);
+    for (int i = 0; i < 1000; ++i) ByteBuf b = a.buffer(1024);
+    const PoolStats s = a.totalStats();
+    checkNothingLive(a);
+    return std::pair{before, s.cachedBytes};
+  };
+  const auto [keptBefore, kept] = run(0);  // 0: never trim
+  const auto [trimmedBefore, trimmed] = run(200);
+  CHECK(keptBefore == trimmedBefore);
+  CHECK(kept >= keptBefore);    // A's entries are all still there
+  CHECK(trimmed <= 16 * 1024);  // A's are gone; B keeps its one refill (16 KiB of 1 KiB slots)
+  CHECK(trimmed % 1024 == 0);
+  CHECK(trimmed > 0);
+}
+
 TEST_CASE("a thread's cache is returned when the thread exits") {
   PooledByteBufAllocator a(smallPool());
   std::thread t([&] {

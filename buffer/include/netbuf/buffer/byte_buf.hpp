@@ -551,6 +551,17 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
 
 inline bool operator==(const ByteBuf& a, const ByteBuf& b) { return a.equals(b); }
 
+inline ByteBuf ByteBufAllocator::buffer(std::size_t initialCapacity, std::size_t maxCapacity) {
+  if (initialCapacity > maxCapacity || maxCapacity > kMaxCapacityLimit) [[unlikely]]
+    throwBadBufferArguments(initialCapacity, maxCapacity);
+  return newBuffer(initialCapacity, maxCapacity);
+}
+
+inline ByteBuf ByteBufAllocator::handleOn(detail::Storage* storage, std::size_t initialCapacity,
+                                          std::size_t maxCapacity) noexcept {
+  return ByteBuf(storage, storage->data, 0, 0, initialCapacity, maxCapacity, false);
+}
+
 // ------------------------------------------------------------------ allocators
 
 // ByteBufAllocator and UnpooledByteBufAllocator live in byte_buf_allocator.hpp (included above).

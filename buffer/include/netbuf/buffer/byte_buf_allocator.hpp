@@ -24,8 +24,8 @@ struct Storage;
 // kDefaultMaxCapacity and kMaxCapacityLimit: see limits.hpp.
 
 /// Where buffers come from. The foundation provides UnpooledByteBufAllocator; the pooled
-/// allocator implements the same interface. Only allocateStorage is virtual and it is called once
-/// per buffer (or per growth), never per byte.
+/// allocator implements the same interface. Its virtual calls (allocateStorage, newBuffer) happen
+/// once per buffer (or per growth), never per byte.
 class ByteBufAllocator {
  public:
   static constexpr std::size_t kDefaultInitialCapacity = 256;
@@ -33,8 +33,10 @@ class ByteBufAllocator {
   virtual ~ByteBufAllocator() = default;
 
   /// A buffer with capacity initialCapacity (not zeroed) that may grow to maxCapacity.
-  ByteBuf buffer(std::size_t initialCapacity = kDefaultInitialCapacity,
-                 std::size_t maxCapacity = kDefaultMaxCapacity);
+  /// IllegalArgumentError unless initialCapacity <= maxCapacity <= kMaxCapacityLimit. (Inline,
+  /// defined in byte_buf.hpp: the argument check, then one virtual call, newBuffer.)
+  inline ByteBuf buffer(std::size_t initialCapacity = kDefaultInitialCapacity,
+                        std::size_t maxCapacity = kDefaultMaxCapacity);
   /// Same, with the initial capacity zero-filled.
   ByteBuf zeroedBuffer(std::size_t initialCapacity, std::size_t maxCapacity = kDefaultMaxCapacity);
 
@@ -64,6 +66,17 @@ class ByteBufAllocator {
  protected:
   /// For allocator implementations: the storage behind a handle (nullptr for an empty handle).
   static detail::Storage* storageOf(const ByteBuf& buf) noexcept;
+  /// buffer() after its arguments passed the check. The default takes allocateStorage's block;
+  /// an allocator may override it to make the handle in the same call as the block (the pooled one
+  /// does: a cache hit is then one call, not two).
+  virtual ByteBuf newBuffer(std::size_t initialCapacity, std::size_t maxCapacity);
+  /// For newBuffer overrides: a handle adopting `storage` (count 1, storage->size >=
+  /// initialCapacity, initialCapacity <= maxCapacity <= kMaxCapacityLimit, all unchecked), with
+  /// indices 0/0. Defined in byte_buf.hpp.
+  static ByteBuf handleOn(detail::Storage* storage, std::size_t initialCapacity,
+                          std::size_t maxCapacity) noexcept;
+  [[noreturn]] static void throwBadBufferArguments(std::size_t initialCapacity,
+                                                   std::size_t maxCapacity);
 };
 
 /// Heap memory from aligned operator new, no pooling and no zeroing. One allocation per buffer:
@@ -73,6 +86,9 @@ class UnpooledByteBufAllocator final : public ByteBufAllocator {
   static UnpooledByteBufAllocator& instance() noexcept;
   bool isPooled() const noexcept override { return false; }
   detail::Storage* allocateStorage(std::size_t minCapacity) override;
+
+ protected:
+  ByteBuf newBuffer(std::size_t initialCapacity, std::size_t maxCapacity) override;
 };
 
 }  // namespace netbuf

@@ -96,8 +96,9 @@ struct PooledAllocatorOptions {
   /// Bound on the bytes one thread's cache holds for this allocator; a release that would exceed
   /// it goes back to the arena instead.
   std::size_t maxCachedBytesPerThread = std::size_t{4} << 20;
-  /// Every this many allocations, a thread trims from each size class the entries it did not use
-  /// since the last trim (Netty's freeSweepAllocationThreshold).
+  /// When one size class has had this many cache hits since the last trim, the thread trims from
+  /// each size class the entries it did not use since then (Netty's
+  /// freeSweepAllocationThreshold, counted per class). 0: never.
   std::size_t cacheTrimInterval = 8192;
   /// Bound on chunks held by all arenas together (0: unbounded). When a new chunk would exceed
   /// it, the request is served outside the pool, as a huge allocation is (direct memory, freed on
@@ -195,7 +196,12 @@ class PooledByteBufAllocator final : public ByteBufAllocator {
   std::size_t normalizeSize(std::size_t n) const;
   const PooledAllocatorOptions& options() const noexcept;
 
+ protected:
+  ByteBuf newBuffer(std::size_t initialCapacity, std::size_t maxCapacity) override;
+
  private:
+  [[gnu::noinline]] ByteBuf newBufferSlow(std::size_t initialCapacity, std::size_t maxCapacity);
+
   detail::PoolCore* core_;
 };
 
