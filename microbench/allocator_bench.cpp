@@ -3,8 +3,11 @@
 //
 //  - BM_AllocRelease_*: allocate + release one buffer of n bytes, LIFO (the thread-cache fast
 //  path).
-//  - BM_RandomSlot_*: Netty's ByteBufAllocatorBenchmark shape: 8192 live slots, each op replaces
-//    a random slot (release the old buffer, allocate a new one).
+//  - BM_RandomSlot_*/size/slots: Netty's ByteBufAllocatorBenchmark shape: 8192 live slots, each op
+//    replaces a random slot (release the old buffer, allocate a new one); also with 512 slots,
+//    whose handles and control blocks stay in the core's caches. BM_RandomSlot_Floor is the same
+//    loop over FloorAllocator below: what ByteBuf's handle, the virtual call and the release
+//    protocol cost with no allocator work behind them.
 //  - BM_ProducerConsumer_*: one thread allocates, another releases (the cross-thread path).
 //  - BM_SteadyStateMemory: memory the pool holds for a mixed-size live set (counters).
 
@@ -73,25 +76,61 @@ void BM_AllocRelease_Vector(benchmark::State& state) {
 
 // ------------------------------------------------------------------ Netty's random-slot workload
 
-constexpr std::size_t kSlots = 8192;
-
-/// Random slot indices precomputed so the generator costs nothing in the timed loop.
-const std::vector<std::uint16_t>& slotIndices() {
-  static const std::vector<std::uint16_t> v = [] {
-    std::vector<std::uint16_t> out(1 << 16);
-    std::mt19937 rng(42);
-    for (auto& x : out) x = static_cast<std::uint16_t>(rng() % kSlots);
-    return out;
-  }();
-  return v;
+/// Random slot indices below `slots`, precomputed so the generator costs nothing in the timed loop.
+std::vector<std::uint16_t> slotIndices(std::size_t slots) {
+  std::vector<std::uint16_t> out(1 << 16);
+  std::mt19937 rng(42);
+  for (auto& x : out) x = static_cast<std::uint16_t>(rng() % slots);
+  return out;
 }
+
+/// Not a usable allocator: the least any allocator can do behind ByteBuf's interface. One thread,
+/// requests up to kMax bytes, a LIFO stack of preallocated control blocks (64 bytes, as the
+/// pool's), no size classes, statistics or checks; every block points at the same memory.
+class FloorAllocator final : public netbuf::ByteBufAllocator {
+ public:
+  static constexpr std::size_t kMax = 256;
+  explicit FloorAllocator(std::size_t blocks) : blocks_(blocks) {
+    free_.reserve(blocks);  // push_back in destroy never allocates
+    for (Block& b : blocks_) {
+      b.kind = netbuf::StorageKind::Pooled;
+      b.data = memory_;
+      b.size = kMax;
+      b.allocator = this;
+      b.destroy = &destroy;
+      free_.push_back(&b);
+    }
+  }
+  bool isPooled() const noexcept override { return true; }
+  netbuf::detail::Storage* allocateStorage(std::size_t n) override {
+    if (n > kMax || free_.empty()) throw std::bad_alloc();
+    Block* b = free_.back();
+    free_.pop_back();
+    b->refs.store(1, std::memory_order_relaxed);
+    return b;
+  }
+
+ protected:
+  ByteBuf newBuffer(std::size_t n, std::size_t maxCapacity) override {
+    return handleOn(allocateStorage(n), n, maxCapacity);
+  }
+
+ private:
+  struct alignas(64) Block : netbuf::detail::Storage {};
+  static void destroy(netbuf::detail::Storage* s) noexcept {
+    static_cast<FloorAllocator*>(s->allocator)->free_.push_back(static_cast<Block*>(s));
+  }
+  std::vector<Block> blocks_;
+  std::vector<Block*> free_;
+  std::byte memory_[kMax]{};
+};
 
 template <class Alloc>
 void randomSlotByteBuf(benchmark::State& state, Alloc& a) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  std::vector<ByteBuf> slots(kSlots);
+  std::vector<ByteBuf> slots(static_cast<std::size_t>(state.range(1)));
   for (auto& s : slots) s = a.buffer(n, std::max<std::size_t>(n, 1));
-  const auto& idx = slotIndices();
+  const auto idx = slotIndices(slots.size());
   std::size_t k = 0;
   for (auto _ : state) {
     ByteBuf& slot = slots[idx[k++ & 0xffff]];
@@ -101,11 +140,18 @@ void randomSlotByteBuf(benchmark::State& state, Alloc& a) {
 }
 void BM_RandomSlot_Pooled(benchmark::State& state) { randomSlotByteBuf(state, pooled()); }
 void BM_RandomSlot_Unpooled(benchmark::State& state) { randomSlotByteBuf(state, unpooled()); }
+void BM_RandomSlot_Floor(benchmark::State& state) {
+  // Behind a base-class reference, as a pipeline holds its allocator: one virtual call per
+  // allocation, as for the pool.
+  static auto* floor = new FloorAllocator(8192 + 1);
+  netbuf::ByteBufAllocator& a = *floor;
+  randomSlotByteBuf(state, a);
+}
 void BM_RandomSlot_Malloc(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  std::vector<void*> slots(kSlots);
+  std::vector<void*> slots(static_cast<std::size_t>(state.range(1)));
   for (auto& s : slots) s = std::malloc(n);
-  const auto& idx = slotIndices();
+  const auto idx = slotIndices(slots.size());
   std::size_t k = 0;
   for (auto _ : state) {
     void*& slot = slots[idx[k++ & 0xffff]];
@@ -225,7 +271,14 @@ void sizes(benchmark::internal::Benchmark* b) {
   for (auto n : kSizes) b->Arg(n);
 }
 void slotSizes(benchmark::internal::Benchmark* b) {
-  for (std::int64_t n : {0, 256, 4096, 65536}) b->Arg(n);
+  for (std::int64_t n : {0, 256, 4096, 65536}) b->Args({n, 8192});
+  for (std::int64_t n : {0, 256}) b->Args({n, 512});
+}
+void floorSizes(benchmark::internal::Benchmark* b) {
+  for (std::int64_t n : {0, 256}) {
+    b->Args({n, 8192});
+    b->Args({n, 512});
+  }
 }
 void pcSizes(benchmark::internal::Benchmark* b) {
   for (std::int64_t n : {64, 4096, 65536}) b->Arg(n);
@@ -240,6 +293,7 @@ BENCHMARK(BM_AllocRelease_Vector)->Apply(sizes);
 BENCHMARK(BM_RandomSlot_Pooled)->Apply(slotSizes);
 BENCHMARK(BM_RandomSlot_Unpooled)->Apply(slotSizes);
 BENCHMARK(BM_RandomSlot_Malloc)->Apply(slotSizes);
+BENCHMARK(BM_RandomSlot_Floor)->Apply(floorSizes);
 BENCHMARK(BM_ProducerConsumer_Pooled)->Apply(pcSizes)->UseRealTime();
 BENCHMARK(BM_ProducerConsumer_Unpooled)->Apply(pcSizes)->UseRealTime();
 BENCHMARK(BM_ProducerConsumer_Malloc)->Apply(pcSizes)->UseRealTime();
