@@ -252,18 +252,21 @@ TEST_CASE("EventLoopGroup: nothing runs after shutdown returns; a loop cannot sh
 TEST_CASE(
     "EventLoopGroup: a dropped task is destroyed with the group, and may call the loop then") {
   // A task cut by the shutdown's timeout never runs; it is destroyed when the group is, while the
-  // loop is still whole, so its destructor can still submit (and be refused).
+  // loop is still whole, so its destructor can still submit (and be refused). Its loop's
+  // io_context is being destroyed then: context() says so with IllegalStateError.
   struct Guard {
     EventLoop* loop;
     std::atomic<int>* destroyedUnrun;
     std::atomic<int>* refused;
+    std::atomic<int>* contextGone;
     bool ran = false;
-    Guard(EventLoop* l, std::atomic<int>* d, std::atomic<int>* r)
-        : loop(l), destroyedUnrun(d), refused(r) {}
+    Guard(EventLoop* l, std::atomic<int>* d, std::atomic<int>* r, std::atomic<int>* c)
+        : loop(l), destroyedUnrun(d), refused(r), contextGone(c) {}
     Guard(Guard&& o) noexcept
         : loop(std::exchange(o.loop, nullptr)),
           destroyedUnrun(o.destroyedUnrun),
           refused(o.refused),
+          contextGone(o.contextGone),
           ran(o.ran) {}
     Guard(const Guard&) = delete;
     Guard& operator=(const Guard&) = delete;
@@ -276,26 +279,35 @@ TEST_CASE(
       } catch (const RejectedExecutionError&) {
         ++*refused;
       }
+      try {
+        (void)loop->context();
+      } catch (const IllegalStateError&) {
+        ++*contextGone;
+      }
     }
     void operator()() { ran = true; }
   };
   std::atomic<int> destroyedUnrun{0};
   std::atomic<int> refused{0};
+  std::atomic<int> contextGone{0};
   auto group = std::make_unique<EventLoopGroup>(1);
   EventLoop& loop = group->loop(0);
+  CHECK_NOTHROW((void)loop.context());
   Latch busy;
   loop.execute([&] {
     busy.countDown();
     std::this_thread::sleep_for(100ms);
   });
   REQUIRE(busy.waitFor(1));
-  loop.execute(Guard(&loop, &destroyedUnrun, &refused));
+  loop.execute(Guard(&loop, &destroyedUnrun, &refused, &contextGone));
   group->shutdownGracefully(0ms, 0ms);
   CHECK(loop.isTerminated());
-  CHECK(destroyedUnrun.load() == 0);  // still queued in the stopped loop
+  CHECK_NOTHROW((void)loop.context());  // shut down, but the io_context lives until destruction
+  CHECK(destroyedUnrun.load() == 0);    // still queued in the stopped loop
   group.reset();
   CHECK(destroyedUnrun.load() == 1);
   CHECK(refused.load() == 1);
+  CHECK(contextGone.load() == 1);
 }
 
 TEST_CASE("EventLoopGroup: the destructor shuts down by itself") {
