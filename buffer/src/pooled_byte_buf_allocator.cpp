@@ -366,6 +366,10 @@ struct ThreadCache {
   std::unique_ptr<Bin[]> binStore;  // (Bin holds atomics: not movable, so not in a vector)
   std::span<Bin> bins;
   std::size_t reservedBytes = 0;  // sum of cap * size over the bins
+  // Misses since the last sweep (a thread that only misses sweeps too) and since the last time the
+  // bins gave back their unused reservation (growCap). Owner only.
+  std::uint64_t missesSinceSweep = 0;
+  std::uint32_t missesSinceReclaim = 0;
   // Allocations through this cache are hits (sum of pops) + misses; `direct` of the misses were
   // served outside the pool (maxChunks fallback) and are counted by the huge counters instead.
   // missBytes: the other misses' bytes. slowFrees / slowFreeBytes: this arena's blocks the thread
@@ -592,17 +596,17 @@ ThreadCache* PoolCore::cacheSlow(bool create) {
     delete tc;
     return true;
   });
+  // Everything that can throw (std::bad_alloc) comes first; the cache is registered (the arena's
+  // thread count, the lists) only once it is whole.
   auto tc = std::make_unique<ThreadCache>();
   tc->coreId = id;
   tc->core.store(this, std::memory_order_relaxed);
-  PoolArena* best = arenas.front().get();
-  for (auto& a : arenas)
-    if (a->threads.load(std::memory_order_relaxed) < best->threads.load(std::memory_order_relaxed))
-      best = a.get();
-  best->threads.fetch_add(1, std::memory_order_relaxed);
-  tc->arena = best;
   tc->binStore.reset(new ThreadCache::Bin[classes.sizes.size()]);
   tc->bins = {tc->binStore.get(), classes.sizes.size()};
+  tc->remoteFrees = std::make_unique<OwnedCounter[]>(arenas.size());
+  tc->remoteFreeBytes = std::make_unique<OwnedCounter[]>(arenas.size());
+  caches.reserve(caches.size() + 1);
+  tCaches.list.reserve(tCaches.list.size() + 1);
   const std::uint64_t interval = options.cacheTrimInterval;
   for (std::size_t c = 0; c < classes.sizes.size(); ++c) {
     // Normal classes: at most normalCacheSize entries and at most a quarter of the thread's byte
@@ -617,12 +621,16 @@ ThreadCache* PoolCore::cacheSlow(bool create) {
     tc->bins[c].size = classes.sizes[c];
     tc->bins[c].sweepAt = interval;
   }
+  tc->maxCachedBytes = options.maxCachedBytesPerThread;
+  PoolArena* best = arenas.front().get();
+  for (auto& a : arenas)
+    if (a->threads.load(std::memory_order_relaxed) < best->threads.load(std::memory_order_relaxed))
+      best = a.get();
+  best->threads.fetch_add(1, std::memory_order_relaxed);
+  tc->arena = best;
+  tc->releaseArena.store(best, std::memory_order_relaxed);
   caches.push_back(tc.get());
   tCaches.list.push_back(tc.get());
-  tc->releaseArena.store(best, std::memory_order_relaxed);
-  tc->maxCachedBytes = options.maxCachedBytesPerThread;
-  tc->remoteFrees = std::make_unique<OwnedCounter[]>(arenas.size());
-  tc->remoteFreeBytes = std::make_unique<OwnedCounter[]>(arenas.size());
   tMemo = {id, tc.get(), tc->bins.data()};
   return tc.release();
 }
@@ -684,6 +692,7 @@ void PoolCore::drainLocked(PoolArena& a) noexcept {
 
 PooledStorage* PoolCore::allocateMiss(ThreadCache* tc, unsigned cls) {
   tc->misses.add(1);
+  ++tc->missesSinceReclaim;
   ThreadCache::Bin& b = tc->bins[cls];
   PoolArena& a = *tc->arena;
   if (tc->remote == nullptr && a.returnHead.load(std::memory_order_relaxed) != nullptr)
@@ -708,13 +717,16 @@ PooledStorage* PoolCore::allocateMiss(ThreadCache* tc, unsigned cls) {
   PooledStorage* first = nullptr;
   {
     std::lock_guard lock(a.mutex);
-    first = allocateInArena(a, cls);
+    first = allocateInArena(a, cls);  // may throw: the caller uncounts the miss
     if (first == nullptr) return nullptr;
-    for (std::size_t i = 1; i < batch; ++i) {
-      PooledStorage* s = allocateInArena(a, cls);
-      if (s == nullptr) break;
-      b.items[b.count++] = s;
-      b.inflow.add(1);
+    try {
+      for (std::size_t i = 1; i < batch; ++i) {
+        PooledStorage* s = allocateInArena(a, cls);
+        if (s == nullptr) break;
+        b.items[b.count++] = s;
+        b.inflow.add(1);
+      }
+    } catch (const std::bad_alloc&) {  // out of memory for the refill: `first` still serves
     }
   }
   return first;
@@ -732,24 +744,39 @@ PooledStorage* PoolCore::allocateDirectly(unsigned cls) {
   return s;
 }
 
-// Reserves room for `want` more entries in b (at least; up to maxCap), within the thread's byte
-// budget; allocates the entry array on first use. False when not even one more entry fits.
+// Reserves room for more entries in b: `want` of them, or about 16 KiB of them for small classes,
+// fewer when maxCap or the thread's byte budget leaves less; allocates the entry array on first
+// use. False when not even one more entry fits.
+//
+// The budget may be held by reservations of bins that no longer hold their entries (a burst of one
+// class, then a working set of another, with no hits to trigger a sweep). So when it runs out and
+// the thread has missed kReclaimMisses times since the last such reclaim, every bin gives back the
+// reservation it does not use (cap down to count; no block moves) and this bin tries again.
 bool PoolCore::growCap(ThreadCache* tc, ThreadCache::Bin& b, std::uint32_t want) noexcept {
+  constexpr std::uint32_t kReclaimMisses = 64;
   if (b.cap >= b.maxCap) return false;
   if (b.items == nullptr) {
     b.items = new (std::nothrow) PooledStorage*[b.maxCap];
     if (b.items == nullptr) return false;
   }
-  // Reserve in steps of about 16 KiB (fewer trips here for small classes), never past maxCap or
-  // the budget.
-  const std::size_t budget = tc->maxCachedBytes - tc->reservedBytes;
   const std::size_t step = std::max<std::size_t>({want, 16384 / b.size, 1});
-  const auto add =
-      static_cast<std::uint32_t>(std::min<std::size_t>({step, b.maxCap - b.cap, budget / b.size}));
-  if (add == 0) return false;
-  b.cap += add;
-  tc->reservedBytes += std::size_t{add} * b.size;
-  return true;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const std::size_t budget = tc->maxCachedBytes - tc->reservedBytes;
+    const auto add = static_cast<std::uint32_t>(
+        std::min<std::size_t>({step, b.maxCap - b.cap, budget / b.size}));
+    if (add != 0) {
+      b.cap += add;
+      tc->reservedBytes += std::size_t{add} * b.size;
+      return true;
+    }
+    if (tc->missesSinceReclaim < kReclaimMisses) return false;
+    tc->missesSinceReclaim = 0;
+    for (ThreadCache::Bin& other : tc->bins) {
+      tc->reservedBytes -= std::size_t{other.cap - other.count} * other.size;
+      other.cap = other.count;
+    }
+  }
+  return false;
 }
 
 // A release into a bin with count == cap (or the first one): reserve more room; when the bin is at
@@ -776,12 +803,14 @@ void PoolCore::releaseOverflow(ThreadCache* tc, ThreadCache::Bin& b, PooledStora
   freeInArena(a, s);
 }
 
-// Every cacheTrimInterval hits of one class: each bin gives back the entries it did not use since
-// the last sweep (the oldest ones) and the reservation beyond what it holds.
+// After cacheTrimInterval hits of one class, or misses of the thread: each bin gives back the
+// entries it did not use since the last sweep (the oldest ones) and the reservation beyond what it
+// holds.
 void PoolCore::sweep(ThreadCache* tc) noexcept {
   std::lock_guard lock(tc->arena->mutex);
   if (!tc->remoteUsed) returnRemoteLocked(tc);
   tc->remoteUsed = false;
+  tc->missesSinceSweep = 0;
   const std::uint64_t interval = options.cacheTrimInterval;
   for (ThreadCache::Bin& b : tc->bins) {
     const std::uint64_t pops = b.pops.get();
@@ -851,6 +880,8 @@ void PoolCore::detachCache(ThreadCache* tc) noexcept {
 PooledStorage* PoolCore::takeBlock(PoolArena& a) {
   if (a.freeBlocks == nullptr) {
     constexpr std::size_t kSlab = 128;
+    if (a.slabs.size() == a.slabs.capacity())  // so that the push_back below cannot throw
+      a.slabs.reserve(std::max<std::size_t>(16, 2 * a.slabs.size()));
     auto* slab = static_cast<PooledStorage*>(
         ::operator new (kSlab * sizeof(PooledStorage), std::align_val_t{alignof(PooledStorage)}));
     a.slabs.push_back(slab);
@@ -912,7 +943,17 @@ std::size_t PoolCore::allocateRun(PoolArena& a, std::size_t pages, PoolChunk*& o
     out = c;
     return p;
   }
-  // A new chunk, within maxChunks.
+  // A new chunk, within maxChunks. Its bookkeeping is allocated first, so that a std::bad_alloc
+  // leaves neither a mapping nor a count behind.
+  auto c = std::make_unique<PoolChunk>();
+  c->arena = &a;
+  c->numPages = static_cast<std::uint32_t>(classes.numPages);
+  c->freePages = c->numPages;
+  c->used.assign((classes.numPages + 63) / 64, 0);
+  c->runLength.assign(classes.numPages, 0);
+  c->subpageOf.assign(classes.numPages, nullptr);
+  if (a.chunks.size() == a.chunks.capacity())
+    a.chunks.reserve(std::max<std::size_t>(4, 2 * a.chunks.size()));
   if (options.maxChunks != 0) {
     std::uint64_t n = totalChunks.get();
     do {
@@ -927,14 +968,7 @@ std::size_t PoolCore::allocateRun(PoolArena& a, std::size_t pages, PoolChunk*& o
     totalChunks.sub(1);
     throw std::bad_alloc();
   }
-  auto c = std::make_unique<PoolChunk>();
-  c->arena = &a;
   c->memory = static_cast<std::byte*>(mem);
-  c->numPages = static_cast<std::uint32_t>(classes.numPages);
-  c->freePages = c->numPages;
-  c->used.assign((classes.numPages + 63) / 64, 0);
-  c->runLength.assign(classes.numPages, 0);
-  c->subpageOf.assign(classes.numPages, nullptr);
   poison(mem, classes.chunkSize);
   a.chunkCount.add(1);
   a.chunks.push_back(c.get());
@@ -972,15 +1006,30 @@ void PoolCore::freeRun(PoolArena& a, PoolChunk* c, std::size_t first) noexcept {
   }
 }
 
+// Strongly exception-safe: the control block and a new run's Subpage are made before a slot or
+// run is taken, so a std::bad_alloc (a new slab, a new chunk) leaves the arena as it was.
 PooledStorage* PoolCore::allocateInArena(PoolArena& a, unsigned cls) {
+  PooledStorage* s = takeBlock(a);
+  // Back onto the slab free list unless it gets a slot (nothing, or an exception, below).
+  struct GiveBack {
+    PoolArena& a;
+    PooledStorage* s;
+    ~GiveBack() {
+      if (s != nullptr) {
+        s->next = a.freeBlocks;
+        a.freeBlocks = s;
+      }
+    }
+  } giveBack{a, s};
   PoolChunk* chunk = nullptr;
   std::size_t offset = 0;
   if (cls < classes.numSmall) {
     Subpage* sp = a.partial[cls];
     if (sp == nullptr) {
+      auto fresh = std::make_unique<Subpage>();
+      fresh->bitmap.assign((classes.slotsPerRun[cls] + 63) / 64, 0);
       const std::size_t first = allocateRun(a, classes.runPages[cls], chunk);
       if (first == SIZE_MAX) return nullptr;
-      auto fresh = std::make_unique<Subpage>();
       sp = fresh.get();
       sp->chunk = chunk;
       sp->firstPage = static_cast<std::uint32_t>(first);
@@ -988,7 +1037,6 @@ PooledStorage* PoolCore::allocateInArena(PoolArena& a, unsigned cls) {
       sp->numSlots = classes.slotsPerRun[cls];
       sp->numFree = sp->numSlots;
       sp->sizeClass = static_cast<std::uint16_t>(cls);
-      sp->bitmap.assign((sp->numSlots + 63) / 64, 0);
       for (std::size_t p = first; p < first + classes.runPages[cls]; ++p) chunk->subpageOf[p] = sp;
       listPush(a.partial[cls], fresh.release());
       sp->listed = true;
@@ -1005,7 +1053,7 @@ PooledStorage* PoolCore::allocateInArena(PoolArena& a, unsigned cls) {
     if (first == SIZE_MAX) return nullptr;
     offset = first << classes.pageShift;
   }
-  PooledStorage* s = takeBlock(a);
+  giveBack.s = nullptr;
   s->refs.store(0, std::memory_order_relaxed);
   s->kind = StorageKind::Pooled;
   s->data = chunk->memory + offset;
@@ -1333,13 +1381,20 @@ namespace detail {
         if (b.pops.get() >= b.sweepAt) [[unlikely]]
           c->sweep(tc);
       } else {
-        s = c->allocateMiss(tc, cls);
-        if (s == nullptr) {
-          s = c->allocateHuge(c->classes.sizes[cls], true);
-          tc->direct.add(1);
-        } else {
-          tc->missBytes.add(s->size);
+        try {
+          s = c->allocateMiss(tc, cls);
+          if (s == nullptr) {
+            s = c->allocateHuge(c->classes.sizes[cls], true);
+            tc->direct.add(1);
+          } else {
+            tc->missBytes.add(s->size);
+          }
+        } catch (...) {
+          tc->misses.sub(1);  // allocateMiss counted it, but nothing was allocated
+          throw;
         }
+        if (++tc->missesSinceSweep >= c->options.cacheTrimInterval) [[unlikely]]
+          c->sweep(tc);
       }
     } else {
       s = c->allocateDirectly(cls);

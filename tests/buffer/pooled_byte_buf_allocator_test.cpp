@@ -368,6 +368,45 @@ TEST_CASE("every cacheTrimInterval hits of a class, the cache gives back what it
   CHECK(trimmed > 0);
 }
 
+TEST_CASE("the trim comes at exactly cacheTrimInterval hits of one class") {
+  PooledAllocatorOptions o = smallPool();
+  o.cacheTrimInterval = 10;
+  PooledByteBufAllocator a(o);
+  {
+    // Class A (64 B): one miss (a refill of 64 slots) and two hits, then all three back.
+    std::vector<ByteBuf> bufs;
+    for (int i = 0; i < 3; ++i) bufs.push_back(a.buffer(64));
+  }
+  { ByteBuf b = a.buffer(1024); }  // class B (1 KiB): a miss
+  const std::uint64_t before = a.totalStats().cachedBytes;
+  for (int hit = 1; hit <= 9; ++hit) ByteBuf b = a.buffer(1024);
+  CHECK(a.totalStats().cachedBytes == before);  // nine hits of B: no trim yet
+  { ByteBuf b = a.buffer(1024); }               // the tenth: A keeps the 2 entries it used
+  CHECK(a.totalStats().cachedBytes <= before - 62 * 64);
+  checkNothingLive(a);
+}
+
+TEST_CASE("a class whose burst is over cannot keep the byte budget from a new working set") {
+  // Class X (16 KiB) reserves the whole budget, then its entries are taken and kept live, so X
+  // holds nothing but its reservation. Class Y (1 KiB) then allocates and releases in a loop with
+  // no hits to trigger a trim: after a few dozen misses the unused reservation is given back and
+  // Y's releases are cached again.
+  PooledAllocatorOptions o = smallPool();
+  o.maxCachedBytesPerThread = 64 << 10;
+  PooledByteBufAllocator a(o);
+  std::vector<ByteBuf> xs;
+  for (int i = 0; i < 4; ++i) xs.push_back(a.buffer(16 << 10));
+  xs.clear();  // X's bin: 4 entries, the whole 64 KiB reserved
+  for (int i = 0; i < 4; ++i) xs.push_back(a.buffer(16 << 10));  // X's bin: empty, still reserved
+  const std::uint64_t hitsBefore = a.totalStats().cacheHits;
+  for (int i = 0; i < 300; ++i) ByteBuf y = a.buffer(1024);
+  const PoolStats s = a.totalStats();
+  CHECK(s.cacheHits - hitsBefore > 200);
+  CHECK(s.cachedBytes <= o.maxCachedBytesPerThread);
+  xs.clear();
+  checkNothingLive(a);
+}
+
 TEST_CASE("a thread's cache is returned when the thread exits") {
   PooledByteBufAllocator a(smallPool());
   std::thread t([&] {

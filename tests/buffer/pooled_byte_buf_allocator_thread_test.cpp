@@ -105,6 +105,43 @@ TEST_CASE("producers allocate, consumers release on other threads (2-4 threads)"
   }
 }
 
+TEST_CASE("statistics are exact while the allocating thread lives: remote returns, refills") {
+  // One thread allocates; this thread releases everything it made (another arena: onto the
+  // allocating arena's return stack), then checks the statistics while the allocating thread is
+  // alive but idle. Its next round takes the returned blocks back into its bins (inflow), so
+  // every round checks the derived counters across that path.
+  PooledAllocatorOptions o = pool(2);
+  o.smallCacheSize = 16;
+  PooledByteBufAllocator a(o);
+  ByteBuf mine = a.buffer(64);  // binds this thread to an arena first
+  std::vector<ByteBuf> made;
+  std::atomic<int> turn{0};  // even: the allocating thread's turn; odd: this thread's
+  constexpr int kRounds = 20;
+  std::thread t([&] {
+    for (int round = 0; round < kRounds; ++round) {
+      while (turn.load(std::memory_order_acquire) != 2 * round) std::this_thread::yield();
+      for (int i = 0; i < 150; ++i)
+        made.push_back(a.buffer(static_cast<std::size_t>((i * 97 + round * 13) % 5000)));
+      turn.store(2 * round + 1, std::memory_order_release);
+    }
+  });
+  for (int round = 0; round < kRounds; ++round) {
+    while (turn.load(std::memory_order_acquire) != 2 * round + 1) std::this_thread::yield();
+    CAPTURE(round);
+    PoolStats s = a.totalStats();
+    CHECK(s.liveBuffers == made.size() + 1);
+    CHECK(s.allocations == 1 + 150 * static_cast<std::uint64_t>(round + 1));
+    made.clear();
+    s = a.totalStats();
+    CHECK(s.liveBuffers == 1);
+    CHECK(s.liveBytes == a.normalizeSize(64));
+    turn.store(2 * round + 2, std::memory_order_release);
+  }
+  t.join();
+  mine.reset();
+  checkNothingLive(a);
+}
+
 TEST_CASE("shared retained slices released concurrently on several threads") {
   PooledByteBufAllocator a(pool(2));
   for (int round = 0; round < 50; ++round) {

@@ -73,8 +73,8 @@ class ByteBufAllocator {
   /// For newBuffer overrides: a handle adopting `storage` (count 1, storage->size >=
   /// initialCapacity, initialCapacity <= maxCapacity <= kMaxCapacityLimit, all unchecked), with
   /// indices 0/0. Defined in byte_buf.hpp.
-  static ByteBuf handleOn(detail::Storage* storage, std::size_t initialCapacity,
-                          std::size_t maxCapacity) noexcept;
+  static inline ByteBuf handleOn(detail::Storage* storage, std::size_t initialCapacity,
+                                 std::size_t maxCapacity) noexcept;
   [[noreturn]] static void throwBadBufferArguments(std::size_t initialCapacity,
                                                    std::size_t maxCapacity);
 };

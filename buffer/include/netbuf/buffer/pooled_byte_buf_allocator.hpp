@@ -93,12 +93,15 @@ struct PooledAllocatorOptions {
   std::size_t normalCacheSize = 64;
   /// Larger normal sizes are never cached in threads (they go back to their arena at once).
   std::size_t maxCachedBufferCapacity = std::size_t{1} << 20;
-  /// Bound on the bytes one thread's cache holds for this allocator; a release that would exceed
-  /// it goes back to the arena instead.
+  /// Bound on the bytes one thread's cache holds for this allocator, kept by reservation: each size
+  /// class reserves entries from it. A release into a class at its reservation that cannot reserve
+  /// more returns the class's older half to the arena (or, for a class with none reserved, goes
+  /// back itself).
   std::size_t maxCachedBytesPerThread = std::size_t{4} << 20;
-  /// When one size class has had this many cache hits since the last trim, the thread trims from
-  /// each size class the entries it did not use since then (Netty's
-  /// freeSweepAllocationThreshold, counted per class). 0: never.
+  /// When one size class has had this many cache hits, or the thread this many misses, since the
+  /// last trim, the thread trims from each size class the entries it did not use since then and
+  /// the reservation it does not hold (Netty's freeSweepAllocationThreshold, with hits counted per
+  /// class). 0: never.
   std::size_t cacheTrimInterval = 8192;
   /// Bound on chunks held by all arenas together (0: unbounded). When a new chunk would exceed
   /// it, the request is served outside the pool, as a huge allocation is (direct memory, freed on

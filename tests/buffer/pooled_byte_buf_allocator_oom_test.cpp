@@ -1,0 +1,133 @@
+#include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
+// PooledByteBufAllocator when memory runs out: every operator new the allocator makes can be made
+// to fail, and each failure must leave the pool as it was (no leaked slot, run, block or count).
+// This program replaces the global operator new and delete (so it is a file of its own).
+
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+namespace {
+
+// Allocations until one fails, on this thread; -1: none fails.
+thread_local long tFailIn = -1;
+
+void* allocate(std::size_t n, std::size_t align) {
+  if (tFailIn >= 0 && tFailIn-- == 0) throw std::bad_alloc();
+  void* p = nullptr;
+  if (align <= alignof(std::max_align_t)) {
+    p = std::malloc(n == 0 ? 1 : n);
+  } else if (posix_memalign(&p, align, n == 0 ? align : n) != 0) {
+    p = nullptr;
+  }
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+}  // namespace
+
+void* operator new(std::size_t n) { return allocate(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a) {
+  return allocate(n, static_cast<std::size_t>(a));
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+using namespace netbuf;
+
+namespace {
+
+PooledAllocatorOptions pool() {
+  PooledAllocatorOptions o;
+  o.numArenas = 1;
+  o.leakDetection = LeakDetectionLevel::Disabled;
+  return o;
+}
+
+void checkNothingLive(const PooledByteBufAllocator& a) {
+  const PoolStats s = a.totalStats();
+  CHECK(s.liveBuffers == 0);
+  CHECK(s.liveBytes == 0);
+}
+
+}  // namespace
+
+TEST_CASE("the injected failure works") {
+  tFailIn = 0;
+  CHECK_THROWS_AS((void)new int(1), std::bad_alloc);
+  CHECK(tFailIn == -1);
+  int* p = new int(2);  // disarmed again
+  delete p;
+}
+
+TEST_CASE("a failed first allocation (any of its operator news) leaves the pool as it was") {
+  for (const std::size_t size : {std::size_t{0}, std::size_t{64}, std::size_t{5000},
+                                 std::size_t{64} << 10, std::size_t{5} << 20}) {
+    int failures = 0;
+    for (long failAt = 0; failAt < 64; ++failAt) {
+      CAPTURE(size);
+      CAPTURE(failAt);
+      PooledByteBufAllocator a(pool());
+      bool failed = false;
+      tFailIn = failAt;
+      try {
+        ByteBuf b = a.buffer(size, size + 1);
+        tFailIn = -1;
+        CHECK(b.capacity() == size);
+      } catch (const std::bad_alloc&) {
+        failed = true;
+      }
+      tFailIn = -1;
+      if (!failed) break;  // failAt is past every allocation the first buffer makes
+      ++failures;
+      const PoolStats s = a.totalStats();
+      CHECK(s.allocations == 0);
+      CHECK(s.cacheMisses == 0);
+      checkNothingLive(a);
+      // The pool still works, and nothing it took before the failure stays taken.
+      {
+        std::vector<ByteBuf> bufs;
+        for (int i = 0; i < 3; ++i) bufs.push_back(a.buffer(size, size + 1));
+        CHECK(a.totalStats().liveBuffers == 3);
+      }
+      checkNothingLive(a);
+      a.trim();
+      CHECK(a.totalStats().chunks == 0);
+    }
+    CHECK(failures > 0);  // the scan did reach the allocator's own allocations
+  }
+}
+
+TEST_CASE("a failure while a miss refills its class in a batch still serves the request") {
+  // Each 64-byte allocation after the first 128 needs a new slab of control blocks; fail those
+  // in turn while the cache refills, and count every allocation that did succeed.
+  for (long failAt = 0; failAt < 8; ++failAt) {
+    CAPTURE(failAt);
+    PooledByteBufAllocator a(pool());
+    std::vector<ByteBuf> bufs;
+    bufs.reserve(400);  // push_back must not allocate: only the pool's allocations may fail
+    std::uint64_t made = 0;
+    tFailIn = failAt;
+    for (int i = 0; i < 400; ++i) {
+      try {
+        bufs.push_back(a.buffer(64));
+        ++made;
+      } catch (const std::bad_alloc&) {
+      }
+      if (tFailIn == -1 && i % 50 == 0) tFailIn = failAt;  // re-arm now and then
+    }
+    tFailIn = -1;
+    CHECK(a.totalStats().liveBuffers == bufs.size());
+    CHECK(a.totalStats().allocations == made);
+    bufs.clear();
+    checkNothingLive(a);
+    a.trim();
+    CHECK(a.totalStats().chunks == 0);
+  }
+}
