@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "buffer/pool_test_support.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -43,18 +45,9 @@ using namespace netbuf;
 
 namespace {
 
-PooledAllocatorOptions pool() {
-  PooledAllocatorOptions o;
-  o.numArenas = 1;
-  o.leakDetection = LeakDetectionLevel::Disabled;
-  return o;
-}
+using test::checkNothingLive;
 
-void checkNothingLive(const PooledByteBufAllocator& a) {
-  const PoolStats s = a.totalStats();
-  CHECK(s.liveBuffers == 0);
-  CHECK(s.liveBytes == 0);
-}
+PooledAllocatorOptions pool() { return test::testPool(1); }
 
 }  // namespace
 

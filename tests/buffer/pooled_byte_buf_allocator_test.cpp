@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include "buffer/pool_test_support.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -15,20 +17,9 @@ using namespace netbuf;
 
 namespace {
 
-PooledAllocatorOptions smallPool() {
-  PooledAllocatorOptions o;
-  o.numArenas = 2;
-  o.leakDetection = LeakDetectionLevel::Disabled;
-  return o;
-}
+using test::checkNothingLive;
 
-void checkNothingLive(const PooledByteBufAllocator& a) {
-  const PoolStats s = a.totalStats();
-  CHECK(s.liveBuffers == 0);
-  CHECK(s.liveBytes == 0);
-  CHECK(s.hugeLiveBytes == 0);
-  for (const PoolStats& arena : a.stats().arenas) CHECK(arena.liveBuffers == 0);
-}
+PooledAllocatorOptions smallPool() { return test::testPool(2); }
 
 std::byte pattern(std::size_t id, std::size_t i) {
   return static_cast<std::byte>((id * 131 + i * 7 + 1) & 0xff);

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include "buffer/pool_test_support.hpp"
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -14,12 +16,9 @@ using namespace netbuf;
 
 namespace {
 
-PooledAllocatorOptions pool(std::size_t arenas) {
-  PooledAllocatorOptions o;
-  o.numArenas = arenas;
-  o.leakDetection = LeakDetectionLevel::Disabled;
-  return o;
-}
+using test::checkNothingLive;
+
+PooledAllocatorOptions pool(std::size_t arenas) { return test::testPool(arenas); }
 
 /// A tiny blocking queue to hand buffers between threads.
 struct Handoff {
@@ -50,12 +49,6 @@ struct Handoff {
     cv.notify_all();
   }
 };
-
-void checkNothingLive(const PooledByteBufAllocator& a) {
-  const PoolStats s = a.totalStats();
-  CHECK(s.liveBuffers == 0);
-  CHECK(s.liveBytes == 0);
-}
 
 }  // namespace
 
