@@ -172,6 +172,13 @@ struct U16Table {
 };
 constexpr U16Table kU16Table{};
 
+/// The units of v among `live` that are surrogates (0xD800..0xDFFF: top five bits 11011), given
+/// the splats of 0xF800 and 0xD800.
+NETBUF_AVX512 inline Mask32 surrogateUnits(__m512i v, Mask32 live, __m512i highFive,
+                                           __m512i surrogateBase) noexcept {
+  return _mm512_mask_cmpeq_epi16_mask(live, _mm512_and_si512(v, highFive), surrogateBase);
+}
+
 /// Hides v's value from the optimiser, so that it is kept in a register rather than rebuilt.
 NETBUF_AVX512 inline __m512i pinned(__m512i v) noexcept {
   asm("" : "+v"(v));
@@ -371,8 +378,7 @@ NETBUF_AVX512 std::size_t encodeUtf8U16From(const char16_t* s, std::size_t n, st
       // The tail (masked; runs once unless it holds a surrogate).
       const Mask32 live = lowBits32(n - i);
       v = _mm512_maskz_loadu_epi16(live, s + i);
-      surrogate =
-          _mm512_mask_cmpeq_epi16_mask(live, _mm512_and_si512(v, k.highFive), k.surrogateBase);
+      surrogate = surrogateUnits(v, live, k.highFive, k.surrogateBase);
       if (surrogate == 0) {
         d = encode32(k, v, _mm512_cmplt_epu16_mask(v, k.ascii), live, d, dEnd, roomyAt(d, dEnd));
         break;
@@ -399,7 +405,7 @@ NETBUF_AVX512 std::size_t encodeUtf8U16(const char16_t* s, std::size_t n, u8* ds
     const Mask32 live = lowBits32(n);
     const __m512i v = _mm512_maskz_loadu_epi16(live, s);
     const U16Consts k = makeU16Consts<false>();
-    if (_mm512_mask_cmpeq_epi16_mask(live, _mm512_and_si512(v, k.highFive), k.surrogateBase) == 0)
+    if (surrogateUnits(v, live, k.highFive, k.surrogateBase) == 0)
       return static_cast<std::size_t>(
           encode32(k, v, _mm512_cmplt_epu16_mask(v, k.ascii), live, dst, dst + 3 * n, false) - dst);
     return encodeUtf8U16From<false>(s, n, 0, dst, dst);
@@ -441,8 +447,7 @@ NETBUF_AVX512 std::size_t utf8BytesU16(const char16_t* s, std::size_t n) noexcep
     const bool full = i + 32 <= n;
     const Mask32 live = full ? ~Mask32{0} : lowBits32(n - i);
     const __m512i v = full ? load(s + i) : _mm512_maskz_loadu_epi16(live, s + i);
-    const Mask32 surrogate =
-        _mm512_mask_cmpeq_epi16_mask(live, _mm512_and_si512(v, surrogateHigh5), surrogateBase);
+    const Mask32 surrogate = surrogateUnits(v, live, surrogateHigh5, surrogateBase);
     if (surrogate == 0 && full) {
       total += 32 + popcount32(_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x80))) +
                popcount32(_mm512_cmpge_epu16_mask(v, _mm512_set1_epi16(0x800)));
