@@ -376,6 +376,12 @@ struct ThreadCache {
   // released that did not end in a bin.
   OwnedCounter misses, direct, missBytes, slowFrees, slowFreeBytes;
 
+  /// Gives back b's reservation beyond what it holds (cap down to count; no block moves).
+  void releaseUnusedReservation(Bin& b) noexcept {
+    reservedBytes -= std::size_t{b.cap - b.count} * b.size;
+    b.cap = b.count;
+  }
+
   /// What stats() reports for this cache, derived as described above.
   struct Totals {
     std::uint64_t hits = 0, allocBytes = 0, frees = 0, freeBytes = 0, cachedBytes = 0;
@@ -453,7 +459,8 @@ struct PoolCore {
   PooledStorage* allocateDirectly(unsigned cls);
   PooledStorage* allocateHuge(std::size_t n, bool fallback);
   void release(PooledStorage* s) noexcept;
-  void releaseOverflow(ThreadCache* tc, ThreadCache::Bin& bin, PooledStorage* s) noexcept;
+  void releaseToCache(ThreadCache* tc, ThreadCache::Bin& bin, PooledStorage* s) noexcept;
+  void returnOldest(PoolArena& a, ThreadCache::Bin& b, std::uint32_t n) noexcept;
   static bool growCap(ThreadCache* tc, ThreadCache::Bin& b, std::uint32_t want) noexcept;
   PooledStorage* takeRemote(ThreadCache* tc, unsigned cls) noexcept;
   void returnRemoteLocked(ThreadCache* tc) noexcept;
@@ -771,18 +778,24 @@ bool PoolCore::growCap(ThreadCache* tc, ThreadCache::Bin& b, std::uint32_t want)
     }
     if (tc->missesSinceReclaim < kReclaimMisses) return false;
     tc->missesSinceReclaim = 0;
-    for (ThreadCache::Bin& other : tc->bins) {
-      tc->reservedBytes -= std::size_t{other.cap - other.count} * other.size;
-      other.cap = other.count;
-    }
+    for (ThreadCache::Bin& other : tc->bins) tc->releaseUnusedReservation(other);
   }
   return false;
 }
 
-// A release into a bin with count == cap (or the first one): reserve more room; when the bin is at
-// its bound, return its older half (the bottom of the stack) to the arena in one go and keep the
-// hot half; a class that cannot be cached at all goes straight back.
-void PoolCore::releaseOverflow(ThreadCache* tc, ThreadCache::Bin& b, PooledStorage* s) noexcept {
+// Returns b's n oldest entries (the bottom of the stack) to arena a, whose mutex is held.
+void PoolCore::returnOldest(PoolArena& a, ThreadCache::Bin& b, std::uint32_t n) noexcept {
+  for (std::uint32_t i = 0; i < n; ++i) freeInArena(a, b.items[i]);
+  std::memmove(b.items, b.items + n, (b.count - n) * sizeof(PooledStorage*));
+  b.count -= n;
+  b.inflow.sub(n);
+}
+
+// A release of this thread's arena's block that the release fast path did not take: into the bin
+// when it has room or can reserve more; when the bin is at its bound, its older half goes back to
+// the arena in one go and the hot half stays; a class that cannot be cached at all goes straight
+// back.
+void PoolCore::releaseToCache(ThreadCache* tc, ThreadCache::Bin& b, PooledStorage* s) noexcept {
   if (b.count < b.cap || growCap(tc, b, 1)) {
     b.items[b.count++] = s;
     return;
@@ -790,11 +803,7 @@ void PoolCore::releaseOverflow(ThreadCache* tc, ThreadCache::Bin& b, PooledStora
   PoolArena& a = *tc->arena;
   std::lock_guard lock(a.mutex);
   if (b.cap != 0 && b.count == b.cap) {
-    const std::uint32_t n = (b.count + 1) / 2;  // at least one, so the push below has room
-    for (std::uint32_t i = 0; i < n; ++i) freeInArena(a, b.items[i]);
-    std::memmove(b.items, b.items + n, (b.count - n) * sizeof(PooledStorage*));
-    b.count -= n;
-    b.inflow.sub(n);
+    returnOldest(a, b, (b.count + 1) / 2);  // at least one, so the push below has room
     b.items[b.count++] = s;
     return;
   }
@@ -815,15 +824,8 @@ void PoolCore::sweep(ThreadCache* tc) noexcept {
   for (ThreadCache::Bin& b : tc->bins) {
     const std::uint64_t pops = b.pops.get();
     const std::uint64_t used = pops - b.popsAtSweep;
-    if (b.count > used) {
-      const auto n = static_cast<std::uint32_t>(b.count - used);
-      for (std::uint32_t i = 0; i < n; ++i) freeInArena(*tc->arena, b.items[i]);
-      std::memmove(b.items, b.items + n, (b.count - n) * sizeof(PooledStorage*));
-      b.count -= n;
-      b.inflow.sub(n);
-    }
-    tc->reservedBytes -= std::size_t{b.cap - b.count} * b.size;
-    b.cap = b.count;
+    if (b.count > used) returnOldest(*tc->arena, b, static_cast<std::uint32_t>(b.count - used));
+    tc->releaseUnusedReservation(b);
     b.popsAtSweep = pops;
     b.sweepAt = pops + std::min(interval, UINT64_MAX - pops);
   }
@@ -843,9 +845,7 @@ void PoolCore::flushCache(ThreadCache* tc) noexcept {
   std::lock_guard lock(tc->arena->mutex);
   returnRemoteLocked(tc);
   for (ThreadCache::Bin& b : tc->bins) {
-    for (std::uint32_t i = 0; i < b.count; ++i) freeInArena(*tc->arena, b.items[i]);
-    b.inflow.sub(b.count);
-    b.count = 0;
+    returnOldest(*tc->arena, b, b.count);
     delete[] b.items;
     b.items = nullptr;
     b.cap = 0;
@@ -1173,12 +1173,7 @@ void PoolCore::release(PooledStorage* s) noexcept {
   }
   PoolArena* arena = s->chunk->arena;
   if (tc != nullptr && tc->arena == arena) [[likely]] {
-    ThreadCache::Bin& b = tc->bins[s->sizeClass];
-    if (b.count < b.cap) [[likely]] {
-      b.items[b.count++] = s;
-      return;
-    }
-    releaseOverflow(tc, b, s);
+    releaseToCache(tc, tc->bins[s->sizeClass], s);
     return;
   }
   // Another arena's slot (or no cache on this thread): onto the arena's return stack, no lock.
