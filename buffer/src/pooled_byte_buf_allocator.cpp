@@ -785,6 +785,7 @@ bool PoolCore::growCap(ThreadCache* tc, ThreadCache::Bin& b, std::uint32_t want)
 
 // Returns b's n oldest entries (the bottom of the stack) to arena a, whose mutex is held.
 void PoolCore::returnOldest(PoolArena& a, ThreadCache::Bin& b, std::uint32_t n) noexcept {
+  if (n == 0) return;  // (a bin never used has no items array: memmove must not see null)
   for (std::uint32_t i = 0; i < n; ++i) freeInArena(a, b.items[i]);
   std::memmove(b.items, b.items + n, (b.count - n) * sizeof(PooledStorage*));
   b.count -= n;
