@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -36,11 +37,43 @@ struct Small {
   std::vector<std::string> c;
   std::string z;
 };
+// Field names around the 16-byte key literal (13 characters fit with quotes and colon, 14 do
+// not), listed out of order.
+struct Names {
+  int thirteenChars = 1;   // 13
+  int fourteenChars_ = 2;  // 14
+  int b = 3;
+  std::string a_ = "x";
+  bool operator==(const Names&) const = default;
+};
 }  // namespace testns
 
 NETBUF_JSON_FIELDS(testns::Address, city, zip)
 NETBUF_JSON_FIELDS(testns::User, name, age, score, admin, tags, counters, home, past, email)
 NETBUF_JSON_FIELDS(testns::Small, a, c, z)
+NETBUF_JSON_FIELDS(testns::Names, thirteenChars, fourteenChars_, b, a_)
+
+// NETBUF_JSON_FIELDS's compile-time tables.
+namespace {
+using json::detail::canonicalOrder;
+using json::detail::fieldKeys;
+constexpr std::array<std::string_view, 4> kOrderNames{"b", "\xEE\x80\x80" /* U+E000 */,
+                                                      "\xF0\x9F\x98\x80" /* U+1F600 */, "a"};
+// UTF-16 order: "a" < "b" < U+1F600 (a surrogate pair, D83D) < U+E000.
+static_assert(canonicalOrder(kOrderNames) == std::array<std::size_t, 4>{3, 0, 2, 1});
+static_assert(canonicalOrder(std::array<std::string_view, 1>{"x"}) ==
+              std::array<std::size_t, 1>{0});
+constexpr auto kKeys = fieldKeys(std::array<std::string_view, 5>{
+    "id", "thirteenChars", "fourteenChars_", "caf\xC3\xA9", "a\"b"});
+static_assert(kKeys[0].size == 5 &&
+              std::string_view(kKeys[0].quoted, 6) == std::string_view("\"id\":\0", 6));
+static_assert(kKeys[1].size == 16);
+static_assert(kKeys[2].size == 0);  // does not fit: written by key()
+static_assert(kKeys[3].size == 0);  // non-ASCII: escaped in escapeNonAscii mode, so key()
+static_assert(kKeys[4].size == 0);  // needs an escape
+static_assert(json::detail::hasDuplicates(std::array<std::string_view, 3>{"a", "b", "a"}));
+static_assert(!json::detail::hasDuplicates(std::array<std::string_view, 2>{"a", "b"}));
+}  // namespace
 
 namespace {
 
@@ -140,6 +173,28 @@ TEST_CASE("canonical mode: maps and out-of-order fields come out in RFC 8785 ord
   CHECK(json::serializeToString(std::map<std::string, int>{}, {.canonical = true}) == "{}");
   CHECK(json::serializeToString(std::map<std::string, int>{{"x", 1}}, {.canonical = true}) ==
         R"({"x":1})");
+}
+
+TEST_CASE("NETBUF_JSON_FIELDS: literal and general keys, listed and canonical order, every mode") {
+  const testns::Names n;
+  Document d;
+  const Value listed = d.map({{d.str("thirteenChars"), Value::integer(1)},
+                              {d.str("fourteenChars_"), Value::integer(2)},
+                              {d.str("b"), Value::integer(3)},
+                              {d.str("a_"), d.str("x")}});
+  CHECK(json::serializeToString(n) == R"({"thirteenChars":1,"fourteenChars_":2,"b":3,"a_":"x"})");
+  CHECK(json::serializeToString(n, {.canonical = true}) ==
+        R"({"a_":"x","b":3,"fourteenChars_":2,"thirteenChars":1})");
+  for (const JsonWriteOptions& o :
+       {JsonWriteOptions{}, JsonWriteOptions{.pretty = true},
+        JsonWriteOptions{.escapeNonAscii = true}, JsonWriteOptions{.canonical = true}}) {
+    CHECK(json::serializeToString(n, o) == json::toString(listed, o));
+  }
+  // Inside containers (the separator before a literal key) and round trip.
+  const std::vector<testns::Names> many(3);
+  const std::string text = json::serializeToString(many, {.canonical = true});
+  CHECK(json::deserialize<std::vector<testns::Names>>(text) == many);
+  CHECK(text.find(R"(},{"a_":"x","b":3,)") != std::string::npos);
 }
 
 TEST_CASE("built-in types") {

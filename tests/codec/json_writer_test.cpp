@@ -631,3 +631,138 @@ TEST_CASE("JsonStreamWriter: misuse is caught on the inline paths too") {
   a.endArray();
   CHECK(b3.readableStringView() == "[-5,7]");
 }
+
+TEST_CASE(
+    "JsonStreamWriter: text is published when the value is complete, at commit() and at "
+    "destruction") {
+  ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(256);
+  buf.writeByte(static_cast<std::int8_t>('x'));
+  {
+    JsonStreamWriter w(buf);
+    w.beginObject();
+    w.key("k");
+    w.value("v");
+    CHECK(buf.readableStringView() == "x");  // written into the room, not yet published
+    w.commit();
+    CHECK(buf.readableStringView() == R"(x{"k":"v")");
+    w.key("n");
+    w.beginArray();
+    w.value(true);
+    w.null();
+    w.value(false);
+    w.endArray();
+    CHECK(buf.readableStringView() == R"(x{"k":"v")");
+    w.endObject();  // the top-level value is complete: published without commit()
+    CHECK(buf.readableStringView() == R"(x{"k":"v","n":[true,null,false]})");
+  }
+  // A top-level scalar is published at once; an unfinished value at the writer's destruction.
+  ByteBuf b2 = ByteBufAllocator::defaultAllocator().buffer(64);
+  {
+    JsonStreamWriter w(b2);
+    w.valueInt(-12);
+    CHECK(b2.readableStringView() == "-12");
+  }
+  ByteBuf b3 = ByteBufAllocator::defaultAllocator().buffer(64);
+  {
+    JsonStreamWriter w(b3);
+    w.beginArray();
+    w.valueUInt(1);
+    CHECK(b3.readableBytes() == 0);
+  }
+  CHECK(b3.readableStringView() == "[1");
+}
+
+TEST_CASE("JsonStreamWriter: containers deeper than the inline state, every mode") {
+  // 100 levels (the writer keeps 32 inline, the rest on the heap), alternating objects and arrays,
+  // each holding a value before the next level and one after it.
+  Document d;
+  Value v = d.str("leaf");
+  for (int level = 99; level >= 0; --level) {
+    if (level % 2 == 0) {
+      v = d.map({{d.str("a"), Value::integer(level)},
+                 {d.str("b"), v},
+                 {d.str("c"), Value::boolean(true)}});
+    } else {
+      v = d.array({Value::nil(), v, d.str("after")});
+    }
+  }
+  for (const JsonWriteOptions& o : {JsonWriteOptions{}, JsonWriteOptions{.pretty = true},
+                                    JsonWriteOptions{.canonical = true}}) {
+    ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(8);
+    JsonStreamWriter w(buf, o);
+    std::size_t deepest = 0;
+    // Written by hand (not streamValue) to watch depth() on the way down and up.
+    auto write = [&](auto&& self, const Value& x) -> void {
+      if (x.isStr()) {
+        w.value(x.asStr());
+      } else if (x.isArray()) {
+        w.beginArray();
+        deepest = std::max(deepest, w.depth());
+        for (const Value& e : x.asArray()) self(self, e);
+        w.endArray();
+      } else if (x.isMap()) {
+        w.beginObject();
+        deepest = std::max(deepest, w.depth());
+        for (const Member& m : x.asMap()) {
+          w.key(m.key.asStr());
+          self(self, m.value);
+        }
+        w.endObject();
+      } else {
+        streamValue(w, x);
+      }
+    };
+    write(write, v);
+    CHECK(deepest == 100);
+    CHECK(w.depth() == 0);
+    CHECK(w.done());
+    CHECK(buf.readableStringView() == json::toString(v, o));
+  }
+}
+
+TEST_CASE("JsonStreamWriter: a misuse after the buffer grew leaves the writer usable") {
+  // value() without a key in a nearly full buffer: the general code grows (moves) the buffer's
+  // memory before it finds the misuse. The writer must not keep writing to the old memory.
+  // The old memory has room left for the next calls, so a stale cursor would write there.
+  ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(32);
+  JsonStreamWriter w(buf);
+  w.beginObject();
+  const std::string longValue(40, 'v');
+  CHECK_THROWS_AS(w.value(longValue), EncoderError);
+  CHECK(buf.readableStringView() == "{");
+  CHECK(buf.capacity() > 32);
+  w.key("k");
+  w.value("v");
+  w.key("long");
+  w.value(longValue);
+  w.endObject();
+  CHECK(buf.readableStringView() == "{\"k\":\"v\",\"long\":\"" + longValue + "\"}");
+
+  // A NaN (the general code throws after writing the separator): the container state is kept.
+  ByteBuf b2 = ByteBufAllocator::defaultAllocator().buffer(4);
+  JsonStreamWriter a(b2);
+  a.beginArray();
+  a.valueInt(1);
+  CHECK_THROWS_AS(a.value(std::nan("")), EncoderError);
+  CHECK(b2.readableStringView() == "[1");
+  a.valueInt(2);
+  a.endArray();
+  CHECK(b2.readableStringView() == "[1,2]");
+}
+
+TEST_CASE("JsonStreamWriter: a buffer that cannot be written fails on the first call") {
+  ByteBuf base = ByteBufAllocator::defaultAllocator().buffer(64);
+  ByteBuf ro = base.asReadOnly();
+  JsonStreamWriter w(ro);  // constructing does not throw
+  CHECK_THROWS_AS(w.beginObject(), ReadOnlyBufferError);
+  CHECK_THROWS_AS(w.value("x"), ReadOnlyBufferError);
+  CHECK(ro.readableBytes() == 0);
+
+  // A buffer that cannot grow to the general code's reservation: IndexOutOfBoundsError; what the
+  // inline paths wrote before is published.
+  ByteBuf full = ByteBufAllocator::defaultAllocator().buffer(16, 16);
+  JsonStreamWriter f(full);
+  f.beginArray();
+  CHECK_THROWS_AS(f.valueInt(12), IndexOutOfBoundsError);  // needs 24 bytes of room inline
+  CHECK(full.readableStringView() == "[");
+}

@@ -9,9 +9,13 @@
 //  - on success, compact and pretty output parse back to a Value == the original (extended types
 //    written as tagged objects when enabled), and canonical output is a fixed point:
 //    canonical(parse(canonical(x))) == canonical(x); the writer throws only EncoderError
-//    (duplicate keys in canonical mode), never anything else.
+//    (duplicate keys in canonical mode), never anything else;
+//  - a JsonStreamWriter driven over the parsed tree (without extended types) into a buffer that
+//    starts at 8 bytes writes exactly json::write's bytes, compact and pretty.
 #include <netbuf/codec/json/json_parser.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
+
+#include <netbuf/buffer/byte_buf_allocator.hpp>
 
 #include <cstdint>
 #include <string>
@@ -20,6 +24,53 @@
 #include "fuzz_util.hpp"
 
 using netbuf::fuzz::check;
+
+namespace {
+/// Writes v through JsonStreamWriter calls; false when v holds an extended type (no such call).
+bool stream(netbuf::JsonStreamWriter& w, const netbuf::Value& v) {
+  using netbuf::ValueType;
+  switch (v.type()) {
+    case ValueType::Nil:
+      w.null();
+      return true;
+    case ValueType::Bool:
+      w.value(v.asBool());
+      return true;
+    case ValueType::Int:
+      w.valueInt(v.asInt64());
+      return true;
+    case ValueType::UInt:
+      w.valueUInt(v.asUInt64());
+      return true;
+    case ValueType::Float32:
+      w.value(v.asFloat32());
+      return true;
+    case ValueType::Float64:
+      w.value(v.asDouble());
+      return true;
+    case ValueType::Str:
+      w.value(v.asStr());
+      return true;
+    case ValueType::Array:
+      w.beginArray();
+      for (const netbuf::Value& e : v.asArray()) {
+        if (!stream(w, e)) return false;
+      }
+      w.endArray();
+      return true;
+    case ValueType::Map:
+      w.beginObject();
+      for (const netbuf::Member& m : v.asMap()) {
+        w.key(m.key.asStr());
+        if (!stream(w, m.value)) return false;
+      }
+      w.endObject();
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace netbuf;
@@ -58,6 +109,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const std::string out = json::toString(doc.root(), {.pretty = pretty, .extendedTypes = ext});
       Document again = json::parse(out, back);
       check(again.root() == doc.root(), "compact/pretty output parses back to the same value");
+      ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(8);
+      JsonStreamWriter w(buf, {.pretty = pretty});
+      if (stream(w, doc.root())) {
+        check(w.done(), "the stream writer completed the value");
+        check(buf.readableStringView() == out, "the stream writer writes json::write's bytes");
+      }
     }
     const std::string ascii =
         json::toString(doc.root(), {.escapeNonAscii = true, .extendedTypes = ext});

@@ -736,62 +736,83 @@ namespace {
 }
 }  // namespace
 
-JsonStreamWriter::JsonStreamWriter(ByteBuf& out, const JsonWriteOptions& options)
-    : out_(out), options_(options), compact_(!options.pretty || options.canonical) {}
+JsonStreamWriter::Window JsonStreamWriter::windowOf(ByteBuf& out) noexcept {
+  char* w = reinterpret_cast<char*>(out.writePtrUnchecked());
+  return {w, w + out.writableBytes()};
+}
 
-// The separator and indentation before a value (or a container's opening).
-void JsonStreamWriter::beforeValue(WriteRun& run) {
-  if (stack_.empty()) {
-    if (done_) [[unlikely]]
+std::string* JsonStreamWriter::pushDeep(std::string* deep, std::uint8_t resume) {
+  if (deep == nullptr) deep = new std::string;
+  deep->push_back(static_cast<char>(resume));
+  return deep;
+}
+
+std::uint8_t JsonStreamWriter::popDeep(std::string* deep) noexcept {
+  const auto resume = static_cast<std::uint8_t>(deep->back());
+  deep->pop_back();
+  return resume;
+}
+
+void JsonStreamWriter::beforeValue(WriteRun& run, std::uint8_t pos, std::size_t depth) {
+  switch (pos & kPosMask) {
+    case kDone:
       failMisuse("a second top-level value");
-    return;
-  }
-  if (stack_.back() == '{') {
-    if (!afterKey_) [[unlikely]]
+    case kObjectFirst:
+    case kObjectNext:
       failMisuse("a value in an object without a key()");
-    afterKey_ = false;
-    return;
+    case kArrayNext:
+      run.put(',');
+      [[fallthrough]];
+    case kArrayFirst:
+      if (run.pretty) run.newline(depth);
+      break;
+    default:  // kTop, kObjectValue: nothing before the value
+      break;
   }
-  if (!first_) run.put(',');
-  first_ = false;
-  if (run.pretty) run.newline(stack_.size());
 }
 
-void JsonStreamWriter::open(char c) {
-  WriteRun run(out_, options_, 16);
-  if (stack_.size() + 1 > options_.maxDepth) [[unlikely]]
-    run.checkDepth(stack_.size() + 1);
-  beforeValue(run);
-  run.put(c);
+// Every *Slow function first publishes the bytes the inline paths wrote before it, so that out's
+// writerIndex is current for the WriteRun (and stays so if the call throws).
+
+JsonStreamWriter::Window JsonStreamWriter::openSlow(const Call& c, char bracket) {
+  c.out->advanceWriterUnchecked(c.pending);
+  WriteRun run(*c.out, c.options, 16);
+  if (c.depth + 1 > c.options.maxDepth) [[unlikely]]
+    run.checkDepth(c.depth + 1);
+  beforeValue(run, c.pos, c.depth);
+  run.put(bracket);
   run.commit();
-  stack_.push_back(c);
-  first_ = true;
+  return windowOf(*c.out);
 }
 
-void JsonStreamWriter::close(char c) {
-  const char opener = c == '}' ? '{' : '[';
-  if (stack_.empty() || stack_.back() != opener) [[unlikely]]
-    failMisuse(c == '}' ? "endObject() without an open object"
-                        : "endArray() without an open array");
-  if (afterKey_) [[unlikely]]
-    failMisuse("endObject() after a key() without its value");
-  WriteRun run(out_, options_, 16);
-  if (!first_ && run.pretty) run.newline(stack_.size() - 1);
-  run.put(c);
+JsonStreamWriter::Window JsonStreamWriter::closeSlow(const Call& c, char bracket) {
+  c.out->advanceWriterUnchecked(c.pending);
+  const std::uint8_t p = c.pos & kPosMask;
+  if (bracket == '}') {
+    if (p == kObjectValue) [[unlikely]]
+      failMisuse("endObject() after a key() without its value");
+    if (p != kObjectFirst && p != kObjectNext) [[unlikely]]
+      failMisuse("endObject() without an open object");
+  } else if (p != kArrayFirst && p != kArrayNext) [[unlikely]] {
+    failMisuse("endArray() without an open array");
+  }
+  WriteRun run(*c.out, c.options, 16);
+  if ((p == kObjectNext || p == kArrayNext) && run.pretty) run.newline(c.depth - 1);
+  run.put(bracket);
   run.commit();
-  stack_.pop_back();
-  first_ = false;
-  afterValue();
+  return windowOf(*c.out);
 }
 
-void JsonStreamWriter::keySlow(std::string_view name) {
-  if (stack_.empty() || stack_.back() != '{') [[unlikely]]
-    failMisuse("key() outside an object");
-  if (afterKey_) [[unlikely]]
+JsonStreamWriter::Window JsonStreamWriter::keySlow(const Call& c, std::string_view name) {
+  c.out->advanceWriterUnchecked(c.pending);
+  const std::uint8_t p = c.pos & kPosMask;
+  if (p == kObjectValue) [[unlikely]]
     failMisuse("two key() calls without a value between them");
-  WriteRun run(out_, options_, name.size() + 24);
-  if (!first_) run.put(',');
-  if (run.pretty) run.newline(stack_.size());
+  if (p != kObjectFirst && p != kObjectNext) [[unlikely]]
+    failMisuse("key() outside an object");
+  WriteRun run(*c.out, c.options, name.size() + 24);
+  if (p == kObjectNext) run.put(',');
+  if (run.pretty) run.newline(c.depth);
   run.string(name);
   if (run.pretty) {
     run.raw(": ", 2);
@@ -799,26 +820,26 @@ void JsonStreamWriter::keySlow(std::string_view name) {
     run.put(':');
   }
   run.commit();
-  first_ = false;
-  afterKey_ = true;
+  return windowOf(*c.out);
 }
 
-// One scalar value: room for its text, the separator before it, the text, the state after it.
 template <class Write>
-void JsonStreamWriter::scalar(std::size_t room, Write&& write) {
-  WriteRun run(out_, options_, room);
-  beforeValue(run);
+JsonStreamWriter::Window JsonStreamWriter::scalarSlow(const Call& c, std::size_t room,
+                                                      Write&& write) {
+  c.out->advanceWriterUnchecked(c.pending);
+  WriteRun run(*c.out, c.options, room);
+  beforeValue(run, c.pos, c.depth);
   write(run);
   run.commit();
-  afterValue();
+  return windowOf(*c.out);
 }
 
-void JsonStreamWriter::stringSlow(std::string_view s) {
-  scalar(s.size() + 24, [&](WriteRun& run) { run.string(s); });
+JsonStreamWriter::Window JsonStreamWriter::stringSlow(const Call& c, std::string_view s) {
+  return scalarSlow(c, s.size() + 24, [&](WriteRun& run) { run.string(s); });
 }
 
-void JsonStreamWriter::value(bool b) {
-  scalar(24, [&](WriteRun& run) {
+JsonStreamWriter::Window JsonStreamWriter::boolSlow(const Call& c, bool b) {
+  return scalarSlow(c, 24, [&](WriteRun& run) {
     if (b) {
       run.raw("true", 4);
     } else {
@@ -827,24 +848,24 @@ void JsonStreamWriter::value(bool b) {
   });
 }
 
-void JsonStreamWriter::null() {
-  scalar(24, [](WriteRun& run) { run.raw("null", 4); });
+JsonStreamWriter::Window JsonStreamWriter::nullSlow(const Call& c) {
+  return scalarSlow(c, 24, [](WriteRun& run) { run.raw("null", 4); });
 }
 
-void JsonStreamWriter::value(double d) {
-  scalar(64, [&](WriteRun& run) { run.float64(d, false, 0.0F); });
+JsonStreamWriter::Window JsonStreamWriter::doubleSlow(const Call& c, double d) {
+  return scalarSlow(c, 64, [&](WriteRun& run) { run.float64(d, false, 0.0F); });
 }
 
-void JsonStreamWriter::value(float f) {
-  scalar(64, [&](WriteRun& run) { run.float64(static_cast<double>(f), true, f); });
+JsonStreamWriter::Window JsonStreamWriter::floatSlow(const Call& c, float f) {
+  return scalarSlow(c, 64, [&](WriteRun& run) { run.float64(static_cast<double>(f), true, f); });
 }
 
-void JsonStreamWriter::valueIntSlow(std::int64_t v) {
-  scalar(64, [&](WriteRun& run) { run.integer(v); });
+JsonStreamWriter::Window JsonStreamWriter::intSlow(const Call& c, std::int64_t v) {
+  return scalarSlow(c, 64, [&](WriteRun& run) { run.integer(v); });
 }
 
-void JsonStreamWriter::valueUIntSlow(std::uint64_t v) {
-  scalar(64, [&](WriteRun& run) { run.uinteger(v); });
+JsonStreamWriter::Window JsonStreamWriter::uintSlow(const Call& c, std::uint64_t v) {
+  return scalarSlow(c, 64, [&](WriteRun& run) { run.uinteger(v); });
 }
 
 void JsonWriter::write(const Value& v, ByteBuf& out) const { json::write(v, out, options_); }
@@ -863,29 +884,6 @@ void write(const Value& v, ByteBuf& out, const JsonWriteOptions& options) {
     out.writerIndex(mark);
     throw;
   }
-}
-
-/// Three-way comparison of the keys' UTF-16 code units (RFC 8785 member order). UTF-8 byte order is
-/// code point order, which equals UTF-16 order except that characters above U+FFFF (UTF-8 lead
-/// F0..F4, UTF-16 units D800..DBFF) sort before U+E000..U+FFFF (leads EE, EF) in UTF-16.
-int compareUtf16Slow(std::string_view a, std::string_view b) noexcept {
-  const std::size_t n = std::min(a.size(), b.size());
-  std::size_t i = 0;
-  while (i < n && a[i] == b[i]) ++i;
-  if (i == n) return a.size() < b.size() ? -1 : a.size() == b.size() ? 0 : 1;
-  std::size_t s = i;  // start of the differing character (same lead in both when s < i)
-  while (s > 0 && (static_cast<unsigned char>(a[s]) & 0xC0) == 0x80) --s;
-  const auto la = static_cast<unsigned char>(a[s]);
-  const auto lb = static_cast<unsigned char>(b[s]);
-  if (la != lb) {
-    const bool aSupp = la >= 0xF0;
-    const bool bSupp = lb >= 0xF0;
-    const bool aHigh = la == 0xEE || la == 0xEF;
-    const bool bHigh = lb == 0xEE || lb == 0xEF;
-    if (aSupp && bHigh) return -1;
-    if (bSupp && aHigh) return 1;
-  }
-  return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
 }
 
 std::string toString(const Value& v, const JsonWriteOptions& options) {

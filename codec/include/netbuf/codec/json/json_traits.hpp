@@ -23,11 +23,13 @@
 //    repeated key read keeps the last value); std::optional<T> (null when empty; reading null
 //    gives nullopt).
 // NETBUF_JSON_FIELDS(Type, field...) (1 to 16 fields) writes a struct as an object keyed by the
-// field names in the listed order, or in RFC 8785 order with JsonWriteOptions::canonical (fields
-// listed already sorted cost nothing extra). Reading accepts the keys in any order; unknown keys
-// are skipped (JsonReader::skipValue: structure, UTF-8, depth and limits still checked); a missing
-// key leaves the field as it was (its default for a fresh T); a repeated key: the last one wins
-// (each occurrence is read into the field in turn), as in NETBUF_MSGPACK_FIELDS.
+// field names in the listed order, or in RFC 8785 order with JsonWriteOptions::canonical. Both
+// orders and each key's JSON text ("name": for names of up to 13 plain ASCII characters) are
+// worked out at compile time, so a call writes the fields as hand-written JsonStreamWriter calls
+// with literal keys would; a field listed twice is a compile error. Reading accepts the keys in any
+// order; unknown keys are skipped (JsonReader::skipValue: structure, UTF-8, depth and limits still
+// checked); a missing key leaves the field as it was (its default for a fresh T); a repeated key:
+// the last one wins (each occurrence is read into the field in turn), as in NETBUF_MSGPACK_FIELDS.
 //
 // Errors: JsonError from the reader (TypeMismatch and NumberOutOfRange with the offset of the
 // offending value, Syntax, UnexpectedEnd for truncated input, DepthLimit, the size limits ...) and
@@ -38,7 +40,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <map>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/buffer/byte_buf_allocator.hpp>
@@ -285,53 +286,109 @@ struct MapTraits {
   }
 };
 
-/// Field table of NETBUF_JSON_FIELDS.
+/// A field's key as JsonStreamWriter::keyLiteral takes it: "name": in 16 zero-padded bytes, or
+/// size 0 when it does not fit or needs an escape in some mode (written by key() then).
+struct FieldKey {
+  char quoted[16] = {};
+  std::size_t size = 0;
+};
+
+template <std::size_t N>
+constexpr std::array<FieldKey, N> fieldKeys(const std::array<std::string_view, N>& names) {
+  std::array<FieldKey, N> keys{};
+  for (std::size_t i = 0; i < N; ++i) {
+    const std::string_view name = names[i];
+    bool plain = name.size() + 3 <= 16;
+    for (const char c : name)
+      plain = plain && json_detail::kPlainByte.v[static_cast<unsigned char>(c)];
+    if (!plain) continue;
+    FieldKey& k = keys[i];
+    k.quoted[0] = '"';
+    for (std::size_t j = 0; j < name.size(); ++j) k.quoted[j + 1] = name[j];
+    k.quoted[name.size() + 1] = '"';
+    k.quoted[name.size() + 2] = ':';
+    k.size = name.size() + 3;
+  }
+  return keys;
+}
+
+/// The field indices in RFC 8785 order of their names (insertion sort, at compile time).
+template <std::size_t N>
+constexpr std::array<std::size_t, N> canonicalOrder(const std::array<std::string_view, N>& names) {
+  std::array<std::size_t, N> order{};
+  for (std::size_t i = 0; i < N; ++i) {
+    std::size_t j = i;
+    for (; j > 0 && json::compareUtf16(names[i], names[order[j - 1]]) < 0; --j)
+      order[j] = order[j - 1];
+    order[j] = i;
+  }
+  return order;
+}
+
+template <std::size_t N>
+constexpr bool hasDuplicates(const std::array<std::string_view, N>& names) {
+  for (std::size_t i = 0; i < N; ++i) {
+    for (std::size_t j = i + 1; j < N; ++j) {
+      if (names[i] == names[j]) return true;
+    }
+  }
+  return false;
+}
+
+/// Field table of NETBUF_JSON_FIELDS. Names::value is the std::array of the field names in the
+/// listed order; everything derived from them (the key text, the canonical order) is computed at
+/// compile time, so writing a struct costs what the equivalent hand-written calls cost.
 template <class T, class... F>
 struct JsonFields {
-  static void write(JsonStreamWriter& w, const T& obj,
-                    std::initializer_list<std::string_view> names, F T::*... members) {
+  static constexpr std::size_t kCount = sizeof...(F);
+
+  template <class Names>
+  static void write(JsonStreamWriter& w, const T& obj, F T::*... members) {
+    static constexpr std::array<std::size_t, kCount> order = canonicalOrder(Names::value);
+    static constexpr bool listedSorted = [] {
+      for (std::size_t i = 0; i < kCount; ++i) {
+        if (order[i] != i) return false;
+      }
+      return true;
+    }();
     w.beginObject();
-    if (w.options().canonical && !sorted(names)) {
-      writeCanonical(w, obj, names, members...);
-    } else {
-      auto it = names.begin();
-      ((w.key(*it++), json::writeValue(w, obj.*members)), ...);
+    const auto fields = std::tie(members...);
+    if constexpr (!listedSorted) {
+      if (w.options().canonical) {
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          (writeField<Names, order[I]>(w, obj, fields), ...);
+        }
+        (std::make_index_sequence<kCount>{});
+        w.endObject();
+        return;
+      }
     }
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (writeField<Names, I>(w, obj, fields), ...);
+    }
+    (std::make_index_sequence<kCount>{});
     w.endObject();
   }
-  static bool sorted(std::initializer_list<std::string_view> names) noexcept {
-    const std::string_view* name = names.begin();
-    for (std::size_t i = 1; i < names.size(); ++i) {
-      if (json::compareUtf16(name[i - 1], name[i]) >= 0) return false;
+
+  template <class Names, std::size_t I, class Fields>
+  static void writeField(JsonStreamWriter& w, const T& obj, const Fields& fields) {
+    static constexpr std::array<FieldKey, kCount> keys = fieldKeys(Names::value);
+    if constexpr (keys[I].size != 0) {
+      w.keyLiteral(keys[I].quoted, keys[I].size, Names::value[I]);
+    } else {
+      w.key(Names::value[I]);
     }
-    return true;
+    json::writeValue(w, obj.*std::get<I>(fields));
   }
-  /// Fields listed out of RFC 8785 order, in canonical mode: written in that order (the names
-  /// are the members' own, so unique).
-  static void writeCanonical(JsonStreamWriter& w, const T& obj,
-                             std::initializer_list<std::string_view> names, F T::*... members) {
-    constexpr std::size_t n = sizeof...(F);
-    std::array<std::size_t, n> order{};
-    for (std::size_t i = 0; i < n; ++i) order[i] = i;
-    const std::string_view* name = names.begin();
-    std::sort(order.begin(), order.end(), [name](std::size_t a, std::size_t b) {
-      return json::compareUtf16(name[a], name[b]) < 0;
-    });
-    for (std::size_t p = 0; p < n; ++p) {
-      const std::size_t want = order[p];
-      w.key(name[want]);
-      std::size_t i = 0;
-      ((i++ == want ? json::writeValue(w, obj.*members) : void()), ...);
-    }
-  }
-  static void read(JsonReader& r, T& obj, std::initializer_list<std::string_view> names,
-                   F T::*... members) {
+
+  template <class Names>
+  static void read(JsonReader& r, T& obj, F T::*... members) {
     r.readBeginObject();
     while (const auto k = r.nextKey()) {
       const std::string_view key = *k;  // compared before the value is read
-      auto it = names.begin();
+      const std::string_view* name = Names::value.data();
       bool found = false;
-      ((!found && *it++ == key ? (json::readValue(r, obj.*members), found = true) : false), ...);
+      ((!found && *name++ == key ? (json::readValue(r, obj.*members), found = true) : false), ...);
       if (!found) r.skipValue();
     }
     r.readEndObject();
@@ -381,19 +438,25 @@ struct JsonTraits<std::unordered_map<std::string, V, H, E, A>>
 #define NETBUF_JSON_DETAIL_TYPE(T, f) decltype(T::f)
 
 /// Defines netbuf::JsonTraits<Type> writing Type as an object {"field": value, ...} in the listed
-/// order. Use at global namespace scope.
+/// order (RFC 8785 order in canonical mode). Use at global namespace scope.
 #define NETBUF_JSON_FIELDS(Type, ...)                                                            \
   template <>                                                                                    \
   struct netbuf::JsonTraits<Type> {                                                              \
     using Fields =                                                                               \
         ::netbuf::json::detail::JsonFields<Type, NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_TYPE, \
                                                                         Type, __VA_ARGS__)>;     \
+    struct Names {                                                                               \
+      static constexpr auto value = std::to_array<std::string_view>(                             \
+          {NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_NAME, Type, __VA_ARGS__)});                 \
+      static_assert(!::netbuf::json::detail::hasDuplicates(value),                               \
+                    "NETBUF_JSON_FIELDS: a field is listed twice");                              \
+    };                                                                                           \
     static void write(::netbuf::JsonStreamWriter& w, const Type& v) {                            \
-      Fields::write(w, v, {NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_NAME, Type, __VA_ARGS__)},  \
-                    NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_MEMBER, Type, __VA_ARGS__));       \
+      Fields::template write<Names>(                                                             \
+          w, v, NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_MEMBER, Type, __VA_ARGS__));           \
     }                                                                                            \
     static void read(::netbuf::JsonReader& r, Type& v) {                                         \
-      Fields::read(r, v, {NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_NAME, Type, __VA_ARGS__)},   \
-                   NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_MEMBER, Type, __VA_ARGS__));        \
+      Fields::template read<Names>(                                                              \
+          r, v, NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_MEMBER, Type, __VA_ARGS__));           \
     }                                                                                            \
   };

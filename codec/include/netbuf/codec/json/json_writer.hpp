@@ -157,6 +157,11 @@ inline std::size_t writeShortString(char* w, char sep, std::string_view s, bool 
 }
 }  // namespace json_detail
 
+namespace json::detail {
+template <class T, class... F>
+struct JsonFields;  // json_traits.hpp: NETBUF_JSON_FIELDS's writer uses keyLiteral
+}  // namespace json::detail
+
 /// Streaming JSON writer: appends one JSON value to a ByteBuf from a sequence of calls, without a
 /// Value tree (the typed API in json_traits.hpp is built on it).
 ///
@@ -172,48 +177,83 @@ inline std::size_t writeShortString(char* w, char sep, std::string_view s, bool 
 /// order and duplicate keys are not detected: the caller writes keys sorted (by UTF-16 code units)
 /// to get canonical bytes. extendedTypes does not apply (there is no Bin/Ext call).
 ///
-/// Each call appends its text at once (out's writerIndex advances; nothing is buffered), so out may
-/// be inspected between calls; `out` must outlive the writer and not be written by anyone else
-/// meanwhile. Calls must form one JSON value: a value in an object needs a key() first, key() only
-/// in an object, end*() must match the open container, nothing after the top-level value. A
-/// misuse, a string that is not valid UTF-8, a NaN/infinity and nesting deeper than maxDepth throw
-/// EncoderError. After an error the writer must be discarded: the failed call may already have
-/// updated its container state and written part of its text (json::serialize restores out's
-/// writerIndex to where it started). Container state lives in a std::string (no allocation up to
-/// 15 levels).
+/// Publication: the writer writes into out's writable room through a cursor of its own and
+/// advances out's writerIndex (makes the text readable) when the top-level value is complete, at
+/// commit(), and when it is destroyed (also during unwinding), so that the common calls keep their
+/// state in registers. `out` must outlive the writer and not be used by anyone else meanwhile
+/// (reading bytes already published is fine).
+///
+/// Calls must form one JSON value: a value in an object needs a key() first, key() only in an
+/// object, end*() must match the open container, nothing after the top-level value. A misuse is
+/// an EncoderError that changes nothing (the writer can go on). A string that is not valid UTF-8,
+/// a NaN/infinity and nesting deeper than maxDepth are EncoderErrors after which the writer must
+/// be discarded: the failed call may already have published part of its text (json::serialize
+/// restores out's writerIndex to where it started). Container state lives in the writer (no
+/// allocation up to 32 levels).
 class JsonStreamWriter {
  public:
-  explicit JsonStreamWriter(ByteBuf& out, const JsonWriteOptions& options = {});
+  explicit JsonStreamWriter(ByteBuf& out, const JsonWriteOptions& options = {}) noexcept
+      : out_(&out),
+        options_(options),
+        pos_(!options.pretty || options.canonical ? kTop
+                                                  : static_cast<std::uint8_t>(kTop | kPretty)) {
+    if (out.isWritable()) {  // else (read-only, empty, full) the first call takes the general path
+      w_ = committed_ = reinterpret_cast<char*>(out.writePtrUnchecked());
+      lim_ = w_ + out.writableBytes();
+    }
+  }
+  JsonStreamWriter(const JsonStreamWriter&) = delete;
+  JsonStreamWriter& operator=(const JsonStreamWriter&) = delete;
+  ~JsonStreamWriter() {
+    commit();
+    delete deep_;
+  }
 
-  // The common calls (compact output, short plain strings, integers, containers inside a
-  // container) are inline fast paths; everything else goes through the out-of-line general code,
-  // which also reports misuse.
+  /// Publishes the text written so far (advances out's writerIndex).
+  void commit() noexcept {
+    out_->advanceWriterUnchecked(static_cast<std::size_t>(w_ - committed_));
+    committed_ = w_;
+  }
+
+  // The common calls (compact output, short plain strings, integers, booleans, null, containers
+  // up to kInline levels deep) are inline fast paths; everything else goes through the
+  // out-of-line general code, which also reports misuse.
   void beginObject() {
-    if (!openFast('{')) open('{');
+    if (!openFast('{', kObjectFirst)) open('{', kObjectFirst);
   }
   void endObject() {
-    if (!closeFast('}')) close('}');
+    if (!closeFast(kObjectFirst)) close('}');
   }
   void beginArray() {
-    if (!openFast('[')) open('[');
+    if (!openFast('[', kArrayFirst)) open('[', kArrayFirst);
   }
   void endArray() {
-    if (!closeFast(']')) close(']');
+    if (!closeFast(kArrayFirst)) close(']');
   }
   /// The next member's key (in an object, before its value).
   void key(std::string_view name) {
-    if (!keyFast(name)) keySlow(name);
+    if (keyFast(name)) return;
+    general(static_cast<std::uint8_t>((pos_ & kPretty) | kObjectValue),
+            [&](const Call& c) { return keySlow(c, name); });
   }
 
   void value(std::string_view s) {
-    if (!stringFast(s)) stringSlow(s);
+    if (stringFast(s)) return;
+    general(afterValue(), [&](const Call& c) { return stringSlow(c, s); });
   }
   void value(const char* s) { value(std::string_view(s)); }
   void value(const std::string& s) { value(std::string_view(s)); }
-  void value(bool b);
-  void value(double d);
+  void value(bool b) {
+    if (literalFast(b ? "true\0\0\0" : "false\0\0", b ? 4 : 5)) return;
+    general(afterValue(), [&](const Call& c) { return boolSlow(c, b); });
+  }
+  void value(double d) {
+    general(afterValue(), [&](const Call& c) { return doubleSlow(c, d); });
+  }
   /// Written with the float's own shortest text (canonical: the double it equals).
-  void value(float f);
+  void value(float f) {
+    general(afterValue(), [&](const Call& c) { return floatSlow(c, f); });
+  }
   /// Every integer type (char types included) is written as a number.
   template <class T>
   requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) void value(T v) {
@@ -225,120 +265,226 @@ class JsonStreamWriter {
   }
   void valueInt(std::int64_t v) {
     if (!(options_.canonical && (v > kMaxSafe || v < -kMaxSafe)) && numberFast(v)) return;
-    valueIntSlow(v);
+    general(afterValue(), [&](const Call& c) { return intSlow(c, v); });
   }
   void valueUInt(std::uint64_t v) {
     if (!(options_.canonical && v > static_cast<std::uint64_t>(kMaxSafe)) && numberFast(v)) return;
-    valueUIntSlow(v);
+    general(afterValue(), [&](const Call& c) { return uintSlow(c, v); });
   }
-  void null();
+  void null() {
+    if (literalFast("null\0\0\0", 4)) return;
+    general(afterValue(), [&](const Call& c) { return nullSlow(c); });
+  }
 
   /// Containers open now (0 at the top level).
-  std::size_t depth() const noexcept { return stack_.size(); }
+  std::size_t depth() const noexcept { return depth_; }
   /// Whether the top-level value is complete.
-  bool done() const noexcept { return done_; }
+  bool done() const noexcept { return (pos_ & kPosMask) == kDone; }
   const JsonWriteOptions& options() const noexcept { return options_; }
 
  private:
+  template <class, class...>
+  friend struct json::detail::JsonFields;
+
   static constexpr std::int64_t kMaxSafe = std::int64_t{1} << 53;  // canonical: exact integers
 
-  void beforeValue(json_detail::WriteRun& run);
-  /// The general path of every scalar call (defined and used in json_writer.cpp only).
+  // ---- state. pos_ says what the next call may write and which separator it needs. The values
+  // are chosen so that each fast path tests it with one or two compares: values may go where
+  // pos_ < kDone, keys where pos_ is kObjectFirst or kObjectNext. Pretty output sets kPretty, so
+  // that no fast path matches and the general code (which also indents) writes every token.
+  static constexpr std::uint8_t kTop = 0;          // before the top-level value
+  static constexpr std::uint8_t kObjectValue = 1;  // in an object, after a key: its value
+  static constexpr std::uint8_t kArrayFirst = 2;   // in an array, before its first element
+  static constexpr std::uint8_t kArrayNext = 3;    // in an array, before a further one (',')
+  static constexpr std::uint8_t kDone = 4;         // after the top-level value
+  static constexpr std::uint8_t kObjectFirst = 5;  // in an object, before its first key
+  static constexpr std::uint8_t kObjectNext = 6;   // in an object, before a further key (',')
+  static constexpr std::uint8_t kPosMask = 7;
+  static constexpr std::uint8_t kPretty = 0x80;
+  /// Where a value written at a value position p < kDone leaves its container.
+  static std::uint8_t afterValue(std::uint8_t p) noexcept {
+    static constexpr std::uint8_t kAfter[kDone] = {kDone, kObjectNext, kArrayNext, kArrayNext};
+    return kAfter[p];
+  }
+  /// pos_ after a value written now (kDone when pos_ does not admit one: the general code throws
+  /// then and the result is not used), with pos_'s pretty flag.
+  std::uint8_t afterValue() const noexcept {
+    const std::uint8_t p = pos_ & kPosMask;
+    return static_cast<std::uint8_t>((pos_ & kPretty) | (p < kDone ? afterValue(p) : kDone));
+  }
+  /// Containers nested deeper than this keep their resume positions in deep_ (general code).
+  static constexpr std::size_t kInline = 32;
+
+  // ---- the general code. Each *Slow function publishes the caller's pending bytes, checks the
+  // call against the position (misuse: EncoderError before anything is written), writes the
+  // token through json_detail::WriteRun (separators, indentation, escaping, growth) and returns
+  // the cursor window on out's writable room after it. They are static and take the state by
+  // value: the writer's address never reaches out-of-line code, which is what lets the compiler
+  // keep w_, lim_ and pos_ in registers across the inline calls (a store through the char*
+  // cursor may alias anything whose address escaped).
+  struct Window {
+    char* w;
+    char* lim;
+  };
+  struct Call {
+    ByteBuf* out;
+    JsonWriteOptions options;
+    std::size_t pending;  // bytes written since the last publication
+    std::uint8_t pos;
+    std::size_t depth;
+  };
+  static Window openSlow(const Call& c, char bracket);
+  static Window closeSlow(const Call& c, char bracket);
+  static Window keySlow(const Call& c, std::string_view name);
+  static Window stringSlow(const Call& c, std::string_view s);
+  static Window boolSlow(const Call& c, bool b);
+  static Window nullSlow(const Call& c);
+  static Window doubleSlow(const Call& c, double d);
+  static Window floatSlow(const Call& c, float f);
+  static Window intSlow(const Call& c, std::int64_t v);
+  static Window uintSlow(const Call& c, std::uint64_t v);
+  /// The separator and indentation before a value at position pos (misuse: EncoderError).
+  static void beforeValue(json_detail::WriteRun& run, std::uint8_t pos, std::size_t depth);
+  /// The scalar calls' general code: room for the text, beforeValue, write(run).
   template <class Write>
-  void scalar(std::size_t room, Write&& write);
-  void afterValue() noexcept { done_ = stack_.empty(); }
-  void open(char c);
-  void close(char c);
-  void keySlow(std::string_view name);
-  void stringSlow(std::string_view s);
-  void valueIntSlow(std::int64_t v);
-  void valueUIntSlow(std::uint64_t v);
+  static Window scalarSlow(const Call& c, std::size_t room, Write&& write);
+  static Window windowOf(ByteBuf& out) noexcept;
+  static std::string* pushDeep(std::string* deep, std::uint8_t resume);
+  static std::uint8_t popDeep(std::string* deep) noexcept;
+
+  /// Runs a *Slow function; on success the cursor moves to the window it returns and pos_ becomes
+  /// next. On an exception the cursor stays empty (the next call reloads it from out), since the
+  /// general code may have grown (moved) out's memory before it threw.
+  template <class Slow>
+  void general(std::uint8_t next, Slow slow) {
+    const Call c{out_, options_, static_cast<std::size_t>(w_ - committed_), pos_, depth_};
+    w_ = lim_ = committed_ = nullptr;
+    const Window win = slow(c);
+    w_ = committed_ = win.w;
+    lim_ = win.lim;
+    pos_ = next;
+  }
+  void open(char bracket, std::uint8_t inside) {
+    const std::uint8_t after = afterValue();
+    general(static_cast<std::uint8_t>((pos_ & kPretty) | inside),
+            [&](const Call& c) { return openSlow(c, bracket); });
+    push(static_cast<std::uint8_t>(after & kPosMask));
+  }
+  void close(char bracket) {
+    general(pos_, [&](const Call& c) { return closeSlow(c, bracket); });
+    pos_ = static_cast<std::uint8_t>((pos_ & kPretty) | pop());
+    if (depth_ == 0) commit();
+  }
+  void push(std::uint8_t resume) {
+    if (depth_ < kInline) {
+      resume_[depth_] = resume;
+    } else {
+      deep_ = pushDeep(deep_, resume);
+    }
+    ++depth_;
+  }
+  std::uint8_t pop() noexcept {
+    --depth_;
+    return depth_ < kInline ? resume_[depth_] : popDeep(deep_);
+  }
 
   // ---- fast paths: each returns false, having changed nothing, when the general code must run
-  /// The separator before a value inside a container in compact mode: 0 none, ',' a comma; -1
-  /// when the general code decides (the top level, pretty output, a value without its key).
-  int compactSeparator() const noexcept {
-    if (!compact_ || stack_.empty()) return -1;
-    if (stack_.back() == '{') return afterKey_ ? 0 : -1;
-    return first_ ? 0 : ',';
+  /// Room for n bytes at the cursor.
+  bool room(std::size_t n) const noexcept { return static_cast<std::size_t>(lim_ - w_) >= n; }
+  /// After a value at position p: the new position, and publication of a complete top-level value.
+  void valueWritten(std::uint8_t p) noexcept {
+    pos_ = afterValue(p);
+    if (p == kTop) commit();
   }
-  /// Where n bytes can go at out's writerIndex, or null (growth, read-only: the general code).
-  char* roomFor(std::size_t n) noexcept {
-    return out_.isWritable(n) ? reinterpret_cast<char*>(out_.writePtrUnchecked()) : nullptr;
-  }
-  bool openFast(char c) {
-    const int sep = compactSeparator();
-    if (sep < 0 || stack_.size() + 1 > options_.maxDepth || stack_.size() >= 15) return false;
-    char* w = roomFor(2);
-    if (w == nullptr) return false;
-    std::size_t k = 0;
-    if (sep != 0) w[k++] = ',';
-    w[k++] = c;
-    out_.advanceWriterUnchecked(k);
-    stack_.push_back(c);  // no allocation: at most 15 levels here (the string's inline room)
-    afterKey_ = false;
-    first_ = true;
+  bool openFast(char bracket, std::uint8_t inside) {
+    const std::uint8_t p = pos_;
+    if (p >= kDone || depth_ >= kInline || depth_ >= options_.maxDepth || !room(2)) return false;
+    w_[0] = ',';  // overwritten by the bracket when there is no separator
+    const std::size_t k = p == kArrayNext ? 1 : 0;
+    w_[k] = bracket;
+    w_ += k + 1;
+    resume_[depth_++] = afterValue(p);
+    pos_ = inside;
     return true;
   }
-  bool closeFast(char c) {
-    if (!compact_ || stack_.empty() || stack_.back() != (c == '}' ? '{' : '[') || afterKey_)
-      return false;
-    char* w = roomFor(1);
-    if (w == nullptr) return false;
-    *w = c;
-    out_.advanceWriterUnchecked(1);
-    stack_.pop_back();
-    first_ = false;
-    done_ = stack_.empty();
+  /// first: kObjectFirst or kArrayFirst (the container's "Next" position is first + 1).
+  bool closeFast(std::uint8_t first) {
+    if (static_cast<std::uint8_t>(pos_ - first) > 1 || depth_ > kInline || !room(1)) return false;
+    *w_++ = first == kObjectFirst ? '}' : ']';
+    pos_ = resume_[--depth_];
+    if (depth_ == 0) commit();
     return true;
   }
   bool keyFast(std::string_view name) {
+    const std::uint8_t p = pos_;
     const std::size_t n = name.size();
-    if (!compact_ || stack_.empty() || stack_.back() != '{' || afterKey_ || n >= 16) return false;
-    char* w = roomFor(n + 4);
-    if (w == nullptr) return false;
-    const std::size_t m = json_detail::writeShortString(w, first_ ? 0 : ',', name, true);
+    if (static_cast<std::uint8_t>(p - kObjectFirst) > 1 || n >= 16 || !room(n + 4)) return false;
+    const std::size_t m = json_detail::writeShortString(w_, p == kObjectNext ? ',' : 0, name, true);
     if (m == 0) return false;
-    out_.advanceWriterUnchecked(m);
-    first_ = false;
-    afterKey_ = true;
+    w_ += m;
+    pos_ = kObjectValue;
     return true;
   }
+  /// A key known in advance: `quoted` is its JSON text with quotes and colon ("name":), n bytes,
+  /// readable (zero-padded) up to 16 bytes, needing no escape in any mode (plain ASCII).
+  void keyLiteral(const char* quoted, std::size_t n, std::string_view name) {
+    const std::uint8_t p = pos_;
+    if (static_cast<std::uint8_t>(p - kObjectFirst) > 1 || n > 16 || !room(17)) {
+      key(name);
+      return;
+    }
+    w_[0] = ',';
+    const std::size_t k = p == kObjectNext ? 1 : 0;
+    std::memcpy(w_ + k, quoted, 16);  // bytes past n are scratch, overwritten later
+    w_ += k + n;
+    pos_ = kObjectValue;
+  }
   bool stringFast(std::string_view s) {
+    const std::uint8_t p = pos_;
     const std::size_t n = s.size();
-    const int sep = compactSeparator();
-    if (sep < 0 || n >= 16) return false;
-    char* w = roomFor(n + 4);
-    if (w == nullptr) return false;
-    const std::size_t m = json_detail::writeShortString(w, static_cast<char>(sep), s, false);
+    if (p >= kDone || n >= 16 || !room(n + 4)) return false;
+    const std::size_t m = json_detail::writeShortString(w_, p == kArrayNext ? ',' : 0, s, false);
     if (m == 0) return false;
-    out_.advanceWriterUnchecked(m);
-    afterKey_ = false;
-    first_ = false;
+    w_ += m;
+    valueWritten(p);
+    return true;
+  }
+  /// true, false or null: `text` is n <= 5 bytes, readable (zero-padded) up to 8.
+  bool literalFast(const char* text, std::size_t n) {
+    const std::uint8_t p = pos_;
+    if (p >= kDone || !room(9)) return false;
+    w_[0] = ',';
+    const std::size_t k = p == kArrayNext ? 1 : 0;
+    std::memcpy(w_ + k, text, 8);  // bytes past n are scratch
+    w_ += k + n;
+    valueWritten(p);
     return true;
   }
   template <class T>
   bool numberFast(T v) {
-    const int sep = compactSeparator();
-    if (sep < 0) return false;
-    char* w = roomFor(24);
-    if (w == nullptr) return false;
-    std::size_t k = 0;
-    if (sep != 0) w[k++] = ',';
-    char* e = std::to_chars(w + k, w + 24, v).ptr;
-    out_.advanceWriterUnchecked(static_cast<std::size_t>(e - w));
-    afterKey_ = false;
-    first_ = false;
+    const std::uint8_t p = pos_;
+    if (p >= kDone || !room(24)) return false;
+    w_[0] = ',';
+    w_ = std::to_chars(w_ + (p == kArrayNext ? 1 : 0), w_ + 24, v).ptr;
+    valueWritten(p);
     return true;
   }
 
-  ByteBuf& out_;
+  ByteBuf* out_;
   JsonWriteOptions options_;
-  bool compact_;           // no whitespace: not pretty, or canonical
-  std::string stack_;      // '{' or '[' per open container
-  bool first_ = true;      // no element written yet in the innermost container
-  bool afterKey_ = false;  // in an object: key() written, its value not yet
-  bool done_ = false;
+  // The cursor: w_ is where the next byte goes, lim_ the end of out's writable room, committed_
+  // the position of out's writerIndex (w_ - committed_ bytes are written but not published).
+  // All null when not loaded (before the first general call on a buffer without room, and after
+  // a general call threw).
+  char* w_ = nullptr;
+  char* lim_ = nullptr;
+  char* committed_ = nullptr;
+  std::uint8_t pos_;
+  std::size_t depth_ = 0;
+  // resume_[d]: the position to return to when the container at depth d + 1 closes (the first
+  // kInline levels; deeper ones in *deep_, at d - kInline, allocated when first needed).
+  std::uint8_t resume_[kInline];
+  std::string* deep_ = nullptr;
 };
 
 namespace json {
@@ -352,12 +498,33 @@ std::string toString(const Value& v, const JsonWriteOptions& options = {});
 /// have room for 32 chars; returns the end. d must be finite.
 char* formatEcmaScript(double d, char* out) noexcept;
 
-/// compareUtf16's general case (out of line).
-int compareUtf16Slow(std::string_view a, std::string_view b) noexcept;
+/// compareUtf16's general case. UTF-8 byte order is code point order, which equals UTF-16 order
+/// except that characters above U+FFFF (UTF-8 lead F0..F4, UTF-16 units D800..DBFF) sort before
+/// U+E000..U+FFFF (leads EE, EF) in UTF-16. constexpr: NETBUF_JSON_FIELDS sorts its field names
+/// with it at compile time.
+constexpr int compareUtf16Slow(std::string_view a, std::string_view b) noexcept {
+  const std::size_t n = a.size() < b.size() ? a.size() : b.size();
+  std::size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  if (i == n) return a.size() < b.size() ? -1 : a.size() == b.size() ? 0 : 1;
+  std::size_t s = i;  // start of the differing character (same lead in both when s < i)
+  while (s > 0 && (static_cast<unsigned char>(a[s]) & 0xC0) == 0x80) --s;
+  const auto la = static_cast<unsigned char>(a[s]);
+  const auto lb = static_cast<unsigned char>(b[s]);
+  if (la != lb) {
+    const bool aSupp = la >= 0xF0;
+    const bool bSupp = lb >= 0xF0;
+    const bool aHigh = la == 0xEE || la == 0xEF;
+    const bool bHigh = lb == 0xEE || lb == 0xEF;
+    if (aSupp && bHigh) return -1;
+    if (bSupp && aHigh) return 1;
+  }
+  return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
+}
 /// Three-way comparison (<0, 0, >0) of two UTF-8 strings by their UTF-16 code units: RFC 8785's
 /// member order, which canonical mode writes. It differs from byte order only where a character
 /// above U+FFFF meets one in U+E000..U+FFFF.
-inline int compareUtf16(std::string_view a, std::string_view b) noexcept {
+constexpr int compareUtf16(std::string_view a, std::string_view b) noexcept {
   if (!a.empty() && !b.empty()) {  // the common case inline: first bytes differ, both ASCII
     const auto x = static_cast<unsigned char>(a[0]);
     const auto y = static_cast<unsigned char>(b[0]);
