@@ -63,7 +63,7 @@ namespace json {
 
 /// Writes v through JsonTraits<T>.
 template <class T>
-void writeValue(JsonStreamWriter& w, const T& v) {
+NETBUF_JSON_INLINE void writeValue(JsonStreamWriter& w, const T& v) {
   JsonTraits<T>::write(w, v);
 }
 
@@ -119,19 +119,19 @@ T deserialize(ByteBuf&& input, const JsonParseOptions& options = {}) = delete;
 
 template <>
 struct JsonTraits<bool> {
-  static void write(JsonStreamWriter& w, bool v) { w.value(v); }
+  NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, bool v) { w.value(v); }
   static void read(JsonReader& r, bool& v) { v = r.readBool(); }
 };
 
 template <class T>
 struct JsonTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
-  static void write(JsonStreamWriter& w, T v) { w.value(v); }
+  NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, T v) { w.value(v); }
   static void read(JsonReader& r, T& v) { v = r.readInteger<T>(); }
 };
 
 template <class T>
 struct JsonTraits<T, std::enable_if_t<std::is_floating_point_v<T>>> {
-  static void write(JsonStreamWriter& w, T v) {
+  NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, T v) {
     if constexpr (std::is_same_v<T, float>) {
       w.value(v);
     } else {
@@ -149,19 +149,21 @@ struct JsonTraits<T, std::enable_if_t<std::is_floating_point_v<T>>> {
 
 template <>
 struct JsonTraits<std::string> {
-  static void write(JsonStreamWriter& w, const std::string& v) { w.value(std::string_view(v)); }
+  NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::string& v) {
+    w.value(std::string_view(v));
+  }
   static void read(JsonReader& r, std::string& v) { v = r.readString(); }
 };
 
 template <>
 struct JsonTraits<std::string_view> {
-  static void write(JsonStreamWriter& w, std::string_view v) { w.value(v); }
+  NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, std::string_view v) { w.value(v); }
   static void read(JsonReader& r, std::string_view& v) { v = r.readStringNoEscapes(); }
 };
 
 template <class T>
 struct JsonTraits<std::optional<T>> {
-  static void write(JsonStreamWriter& w, const std::optional<T>& v) {
+  NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::optional<T>& v) {
     if (v) {
       json::writeValue(w, *v);
     } else {
@@ -181,7 +183,7 @@ struct JsonTraits<std::optional<T>> {
 
 template <class T, class A>
 struct JsonTraits<std::vector<T, A>> {
-  static void write(JsonStreamWriter& w, const std::vector<T, A>& v) {
+  NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::vector<T, A>& v) {
     w.beginArray();
     for (const T& x : v) json::writeValue(w, x);
     w.endArray();
@@ -200,7 +202,7 @@ struct JsonTraits<std::vector<T, A>> {
 
 template <class T, std::size_t N>
 struct JsonTraits<std::array<T, N>> {
-  static void write(JsonStreamWriter& w, const std::array<T, N>& v) {
+  NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::array<T, N>& v) {
     w.beginArray();
     for (const T& x : v) json::writeValue(w, x);
     w.endArray();
@@ -214,7 +216,7 @@ struct JsonTraits<std::array<T, N>> {
 
 template <class... Ts>
 struct JsonTraits<std::tuple<Ts...>> {
-  static void write(JsonStreamWriter& w, const std::tuple<Ts...>& v) {
+  NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::tuple<Ts...>& v) {
     w.beginArray();
     std::apply([&](const auto&... x) { (json::writeValue(w, x), ...); }, v);
     w.endArray();
@@ -228,7 +230,7 @@ struct JsonTraits<std::tuple<Ts...>> {
 
 template <class A, class B>
 struct JsonTraits<std::pair<A, B>> {
-  static void write(JsonStreamWriter& w, const std::pair<A, B>& v) {
+  NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::pair<A, B>& v) {
     w.beginArray();
     json::writeValue(w, v.first);
     json::writeValue(w, v.second);
@@ -342,36 +344,46 @@ template <class T, class... F>
 struct JsonFields {
   static constexpr std::size_t kCount = sizeof...(F);
 
+  /// The field indices in RFC 8785 order of their names.
   template <class Names>
-  static void write(JsonStreamWriter& w, const T& obj, F T::*... members) {
-    static constexpr std::array<std::size_t, kCount> order = canonicalOrder(Names::value);
-    static constexpr bool listedSorted = [] {
-      for (std::size_t i = 0; i < kCount; ++i) {
-        if (order[i] != i) return false;
-      }
-      return true;
-    }();
+  static constexpr std::array<std::size_t, kCount> kOrder = canonicalOrder(Names::value);
+  template <class Names>
+  static constexpr bool kListedSorted = [] {
+    for (std::size_t i = 0; i < kCount; ++i) {
+      if (kOrder<Names>[i] != i) return false;
+    }
+    return true;
+  }();
+  template <class Names, std::size_t... P>
+  static constexpr auto canonicalSequence(std::index_sequence<P...>) {
+    return std::index_sequence<kOrder<Names>[P]...>{};
+  }
+
+  template <class Names>
+  NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const T& obj, F T::*... members) {
     w.beginObject();
     const auto fields = std::tie(members...);
-    if constexpr (!listedSorted) {
+    constexpr auto listed = std::make_index_sequence<kCount>{};
+    if constexpr (!kListedSorted<Names>) {
       if (w.options().canonical) {
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-          (writeField<Names, order[I]>(w, obj, fields), ...);
-        }
-        (std::make_index_sequence<kCount>{});
+        writeFields<Names>(w, obj, fields, canonicalSequence<Names>(listed));
         w.endObject();
         return;
       }
     }
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (writeField<Names, I>(w, obj, fields), ...);
-    }
-    (std::make_index_sequence<kCount>{});
+    writeFields<Names>(w, obj, fields, listed);
     w.endObject();
   }
 
+  template <class Names, class Fields, std::size_t... I>
+  NETBUF_JSON_INLINE static void writeFields(JsonStreamWriter& w, const T& obj,
+                                             const Fields& fields, std::index_sequence<I...>) {
+    (writeField<Names, I>(w, obj, fields), ...);
+  }
+
   template <class Names, std::size_t I, class Fields>
-  static void writeField(JsonStreamWriter& w, const T& obj, const Fields& fields) {
+  NETBUF_JSON_INLINE static void writeField(JsonStreamWriter& w, const T& obj,
+                                            const Fields& fields) {
     static constexpr std::array<FieldKey, kCount> keys = fieldKeys(Names::value);
     if constexpr (keys[I].size != 0) {
       w.keyLiteral(keys[I].quoted, keys[I].size, Names::value[I]);
@@ -451,7 +463,7 @@ struct JsonTraits<std::unordered_map<std::string, V, H, E, A>>
       static_assert(!::netbuf::json::detail::hasDuplicates(value),                               \
                     "NETBUF_JSON_FIELDS: a field is listed twice");                              \
     };                                                                                           \
-    static void write(::netbuf::JsonStreamWriter& w, const Type& v) {                            \
+    NETBUF_JSON_INLINE static void write(::netbuf::JsonStreamWriter& w, const Type& v) {         \
       Fields::template write<Names>(                                                             \
           w, v, NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_MEMBER, Type, __VA_ARGS__));           \
     }                                                                                            \

@@ -157,6 +157,15 @@ inline std::size_t writeShortString(char* w, char sep, std::string_view s, bool 
 }
 }  // namespace json_detail
 
+// The stream writer's calls are forced inline: its speed depends on the compiler seeing that the
+// writer's address never escapes (see JsonStreamWriter's general code), and one out-of-line call
+// that takes `this` would put its state back in memory for the whole caller.
+#if defined(__GNUC__)
+#define NETBUF_JSON_INLINE [[gnu::always_inline]] inline
+#else
+#define NETBUF_JSON_INLINE inline
+#endif
+
 namespace json::detail {
 template <class T, class... F>
 struct JsonFields;  // json_traits.hpp: NETBUF_JSON_FIELDS's writer uses keyLiteral
@@ -210,7 +219,7 @@ class JsonStreamWriter {
   }
 
   /// Publishes the text written so far (advances out's writerIndex).
-  void commit() noexcept {
+  NETBUF_JSON_INLINE void commit() noexcept {
     out_->advanceWriterUnchecked(static_cast<std::size_t>(w_ - committed_));
     committed_ = w_;
   }
@@ -218,32 +227,32 @@ class JsonStreamWriter {
   // The common calls (compact output, short plain strings, integers, booleans, null, containers
   // up to kInline levels deep) are inline fast paths; everything else goes through the
   // out-of-line general code, which also reports misuse.
-  void beginObject() {
+  NETBUF_JSON_INLINE void beginObject() {
     if (!openFast('{', kObjectFirst)) open('{', kObjectFirst);
   }
-  void endObject() {
+  NETBUF_JSON_INLINE void endObject() {
     if (!closeFast(kObjectFirst)) close('}');
   }
-  void beginArray() {
+  NETBUF_JSON_INLINE void beginArray() {
     if (!openFast('[', kArrayFirst)) open('[', kArrayFirst);
   }
-  void endArray() {
+  NETBUF_JSON_INLINE void endArray() {
     if (!closeFast(kArrayFirst)) close(']');
   }
   /// The next member's key (in an object, before its value).
-  void key(std::string_view name) {
+  NETBUF_JSON_INLINE void key(std::string_view name) {
     if (keyFast(name)) return;
     general(static_cast<std::uint8_t>((pos_ & kPretty) | kObjectValue),
             [&](const Call& c) { return keySlow(c, name); });
   }
 
-  void value(std::string_view s) {
+  NETBUF_JSON_INLINE void value(std::string_view s) {
     if (stringFast(s)) return;
     general(afterValue(), [&](const Call& c) { return stringSlow(c, s); });
   }
-  void value(const char* s) { value(std::string_view(s)); }
-  void value(const std::string& s) { value(std::string_view(s)); }
-  void value(bool b) {
+  NETBUF_JSON_INLINE void value(const char* s) { value(std::string_view(s)); }
+  NETBUF_JSON_INLINE void value(const std::string& s) { value(std::string_view(s)); }
+  NETBUF_JSON_INLINE void value(bool b) {
     if (literalFast(b ? "true\0\0\0" : "false\0\0", b ? 4 : 5)) return;
     general(afterValue(), [&](const Call& c) { return boolSlow(c, b); });
   }
@@ -256,22 +265,22 @@ class JsonStreamWriter {
   }
   /// Every integer type (char types included) is written as a number.
   template <class T>
-  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) void value(T v) {
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) NETBUF_JSON_INLINE void value(T v) {
     if constexpr (std::is_signed_v<T>) {
       valueInt(static_cast<std::int64_t>(v));
     } else {
       valueUInt(static_cast<std::uint64_t>(v));
     }
   }
-  void valueInt(std::int64_t v) {
+  NETBUF_JSON_INLINE void valueInt(std::int64_t v) {
     if (!(options_.canonical && (v > kMaxSafe || v < -kMaxSafe)) && numberFast(v)) return;
     general(afterValue(), [&](const Call& c) { return intSlow(c, v); });
   }
-  void valueUInt(std::uint64_t v) {
+  NETBUF_JSON_INLINE void valueUInt(std::uint64_t v) {
     if (!(options_.canonical && v > static_cast<std::uint64_t>(kMaxSafe)) && numberFast(v)) return;
     general(afterValue(), [&](const Call& c) { return uintSlow(c, v); });
   }
-  void null() {
+  NETBUF_JSON_INLINE void null() {
     if (literalFast("null\0\0\0", 4)) return;
     general(afterValue(), [&](const Call& c) { return nullSlow(c); });
   }
@@ -302,13 +311,13 @@ class JsonStreamWriter {
   static constexpr std::uint8_t kPosMask = 7;
   static constexpr std::uint8_t kPretty = 0x80;
   /// Where a value written at a value position p < kDone leaves its container.
-  static std::uint8_t afterValue(std::uint8_t p) noexcept {
+  NETBUF_JSON_INLINE static std::uint8_t afterValue(std::uint8_t p) noexcept {
     static constexpr std::uint8_t kAfter[kDone] = {kDone, kObjectNext, kArrayNext, kArrayNext};
     return kAfter[p];
   }
   /// pos_ after a value written now (kDone when pos_ does not admit one: the general code throws
   /// then and the result is not used), with pos_'s pretty flag.
-  std::uint8_t afterValue() const noexcept {
+  NETBUF_JSON_INLINE std::uint8_t afterValue() const noexcept {
     const std::uint8_t p = pos_ & kPosMask;
     return static_cast<std::uint8_t>((pos_ & kPretty) | (p < kDone ? afterValue(p) : kDone));
   }
@@ -356,7 +365,7 @@ class JsonStreamWriter {
   /// next. On an exception the cursor stays empty (the next call reloads it from out), since the
   /// general code may have grown (moved) out's memory before it threw.
   template <class Slow>
-  void general(std::uint8_t next, Slow slow) {
+  NETBUF_JSON_INLINE void general(std::uint8_t next, Slow slow) {
     const Call c{out_, options_, static_cast<std::size_t>(w_ - committed_), pos_, depth_};
     w_ = lim_ = committed_ = nullptr;
     const Window win = slow(c);
@@ -364,18 +373,18 @@ class JsonStreamWriter {
     lim_ = win.lim;
     pos_ = next;
   }
-  void open(char bracket, std::uint8_t inside) {
+  NETBUF_JSON_INLINE void open(char bracket, std::uint8_t inside) {
     const std::uint8_t after = afterValue();
     general(static_cast<std::uint8_t>((pos_ & kPretty) | inside),
             [&](const Call& c) { return openSlow(c, bracket); });
     push(static_cast<std::uint8_t>(after & kPosMask));
   }
-  void close(char bracket) {
+  NETBUF_JSON_INLINE void close(char bracket) {
     general(pos_, [&](const Call& c) { return closeSlow(c, bracket); });
     pos_ = static_cast<std::uint8_t>((pos_ & kPretty) | pop());
     if (depth_ == 0) commit();
   }
-  void push(std::uint8_t resume) {
+  NETBUF_JSON_INLINE void push(std::uint8_t resume) {
     if (depth_ < kInline) {
       resume_[depth_] = resume;
     } else {
@@ -383,20 +392,22 @@ class JsonStreamWriter {
     }
     ++depth_;
   }
-  std::uint8_t pop() noexcept {
+  NETBUF_JSON_INLINE std::uint8_t pop() noexcept {
     --depth_;
     return depth_ < kInline ? resume_[depth_] : popDeep(deep_);
   }
 
   // ---- fast paths: each returns false, having changed nothing, when the general code must run
   /// Room for n bytes at the cursor.
-  bool room(std::size_t n) const noexcept { return static_cast<std::size_t>(lim_ - w_) >= n; }
+  NETBUF_JSON_INLINE bool room(std::size_t n) const noexcept {
+    return static_cast<std::size_t>(lim_ - w_) >= n;
+  }
   /// After a value at position p: the new position, and publication of a complete top-level value.
-  void valueWritten(std::uint8_t p) noexcept {
+  NETBUF_JSON_INLINE void valueWritten(std::uint8_t p) noexcept {
     pos_ = afterValue(p);
     if (p == kTop) commit();
   }
-  bool openFast(char bracket, std::uint8_t inside) {
+  NETBUF_JSON_INLINE bool openFast(char bracket, std::uint8_t inside) {
     const std::uint8_t p = pos_;
     if (p >= kDone || depth_ >= kInline || depth_ >= options_.maxDepth || !room(2)) return false;
     w_[0] = ',';  // overwritten by the bracket when there is no separator
@@ -408,14 +419,14 @@ class JsonStreamWriter {
     return true;
   }
   /// first: kObjectFirst or kArrayFirst (the container's "Next" position is first + 1).
-  bool closeFast(std::uint8_t first) {
+  NETBUF_JSON_INLINE bool closeFast(std::uint8_t first) {
     if (static_cast<std::uint8_t>(pos_ - first) > 1 || depth_ > kInline || !room(1)) return false;
     *w_++ = first == kObjectFirst ? '}' : ']';
     pos_ = resume_[--depth_];
     if (depth_ == 0) commit();
     return true;
   }
-  bool keyFast(std::string_view name) {
+  NETBUF_JSON_INLINE bool keyFast(std::string_view name) {
     const std::uint8_t p = pos_;
     const std::size_t n = name.size();
     if (static_cast<std::uint8_t>(p - kObjectFirst) > 1 || n >= 16 || !room(n + 4)) return false;
@@ -427,7 +438,7 @@ class JsonStreamWriter {
   }
   /// A key known in advance: `quoted` is its JSON text with quotes and colon ("name":), n bytes,
   /// readable (zero-padded) up to 16 bytes, needing no escape in any mode (plain ASCII).
-  void keyLiteral(const char* quoted, std::size_t n, std::string_view name) {
+  NETBUF_JSON_INLINE void keyLiteral(const char* quoted, std::size_t n, std::string_view name) {
     const std::uint8_t p = pos_;
     if (static_cast<std::uint8_t>(p - kObjectFirst) > 1 || n > 16 || !room(17)) {
       key(name);
@@ -439,7 +450,7 @@ class JsonStreamWriter {
     w_ += k + n;
     pos_ = kObjectValue;
   }
-  bool stringFast(std::string_view s) {
+  NETBUF_JSON_INLINE bool stringFast(std::string_view s) {
     const std::uint8_t p = pos_;
     const std::size_t n = s.size();
     if (p >= kDone || n >= 16 || !room(n + 4)) return false;
@@ -450,7 +461,7 @@ class JsonStreamWriter {
     return true;
   }
   /// true, false or null: `text` is n <= 5 bytes, readable (zero-padded) up to 8.
-  bool literalFast(const char* text, std::size_t n) {
+  NETBUF_JSON_INLINE bool literalFast(const char* text, std::size_t n) {
     const std::uint8_t p = pos_;
     if (p >= kDone || !room(9)) return false;
     w_[0] = ',';
@@ -461,7 +472,7 @@ class JsonStreamWriter {
     return true;
   }
   template <class T>
-  bool numberFast(T v) {
+  NETBUF_JSON_INLINE bool numberFast(T v) {
     const std::uint8_t p = pos_;
     if (p >= kDone || !room(24)) return false;
     w_[0] = ',';
