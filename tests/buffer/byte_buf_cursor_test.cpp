@@ -91,6 +91,27 @@ TEST_CASE("reader: every read name, bounds checked, committed on destruction and
   }
 }
 
+TEST_CASE("cursors: a value that only partly fits is refused; what fits after it goes on") {
+  ByteBuf buf = Unpooled::buffer(6, 6);
+  {
+    ByteBufWriter out(buf);
+    out.writeInt(0x01020304);
+    CHECK_THROWS_AS(out.writeInt(5), netbuf::IndexOutOfBoundsError);  // 2 of its 4 bytes fit
+    CHECK(buf.writerIndex() == 4);
+    out.writeShort(0x0506);  // exactly to the end
+  }
+  CHECK(buf.writerIndex() == 6);
+  {
+    ByteBufReader in(buf);
+    CHECK(in.readInt() == 0x01020304);
+    CHECK_THROWS_AS(in.readInt(), netbuf::IndexOutOfBoundsError);
+    CHECK(buf.readerIndex() == 4);
+    CHECK(in.readShort() == 0x0506);
+    CHECK_FALSE(in.isReadable());
+  }
+  CHECK(buf.readerIndex() == 6);
+}
+
 TEST_CASE("cursors produce exactly what the per-call API produces") {
   ByteBuf a = Unpooled::buffer(0);
   ByteBuf b = Unpooled::buffer(0);

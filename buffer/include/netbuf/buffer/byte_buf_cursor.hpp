@@ -27,6 +27,7 @@
 //   while (in.isReadable(4)) sum += in.readInt();
 
 #include <cstddef>
+#include <cstdint>
 #include <netbuf/buffer/byte_accessors.hpp>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <span>
@@ -65,10 +66,15 @@ class ByteBufWriter : public ByteAccessors<ByteBufWriter> {
   // ---- raw operation behind the write* names ----
   template <class T, std::size_t N, ByteOrder O>
   void writeValue(T value) {
-    if (static_cast<std::size_t>(end_ - cur_) < N) [[unlikely]]
+    // Compared as addresses, cur + N > end: one add, one compare (end - cur < N takes a copy, a
+    // subtraction and a compare), and the sum is the next cursor.
+    auto next = reinterpret_cast<std::uintptr_t>(cur_) + N;
+    if (next > reinterpret_cast<std::uintptr_t>(end_)) [[unlikely]] {
       grow(N);
+      next = reinterpret_cast<std::uintptr_t>(cur_) + N;
+    }
     detail::storeValue<T, N, O>(cur_, value);
-    cur_ += N;
+    cur_ = reinterpret_cast<std::byte*>(next);
   }
 
  private:
@@ -137,10 +143,12 @@ class ByteBufReader : public ByteAccessors<ByteBufReader> {
   // ---- raw operation behind the read* names ----
   template <class T, std::size_t N, ByteOrder O>
   T readValue() {
-    if (readableBytes() < N) [[unlikely]]
+    // As ByteBufWriter::writeValue: cur + N > end compared as addresses.
+    const auto next = reinterpret_cast<std::uintptr_t>(cur_) + N;
+    if (next > reinterpret_cast<std::uintptr_t>(end_)) [[unlikely]]
       fail(N);
     const T v = detail::loadValue<T, N, O>(cur_);
-    cur_ += N;
+    cur_ = reinterpret_cast<const std::byte*>(next);
     return v;
   }
 
