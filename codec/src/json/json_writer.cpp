@@ -134,10 +134,16 @@ using json_detail::copyPlainShort;
 /// the public header: inlined into a caller that passes a short array, the compiler would rightly
 /// warn about the read. Sanitized builds compile the word-at-a-time version, since they would
 /// report the read too.
+/// The rare fallback of copyPlainShort16, kept out of line: the header forces copyPlainShort
+/// inline (for the stream writer), which would put its code on the hot path here.
+[[gnu::noinline]] bool copyPlainShortNearPageEnd(const char* r, std::size_t n, char* w) noexcept {
+  return copyPlainShort(r, n, w);
+}
+
 bool copyPlainShort16(const char* r, std::size_t n, char* w) noexcept {
   // (An empty string may point at the next page: nothing to load then.)
   if ((reinterpret_cast<std::uintptr_t>(r) & 4095) > 4096 - 16 || n == 0) [[unlikely]]
-    return copyPlainShort(r, n, w);
+    return copyPlainShortNearPageEnd(r, n, w);
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r));
   // Signed compare: bytes >= 0x80 are negative, so "< 0x20" also catches non-ASCII.
   const __m128i bad = _mm_or_si128(

@@ -52,6 +52,15 @@
 #include <string_view>
 #include <type_traits>
 
+// The stream writer's calls are forced inline: its speed depends on the compiler seeing that the
+// writer's address never escapes (see JsonStreamWriter's general code), and one out-of-line call
+// that takes `this` would put its state back in memory for the whole caller.
+#if defined(__GNUC__)
+#define NETBUF_JSON_INLINE [[gnu::always_inline]] inline
+#else
+#define NETBUF_JSON_INLINE inline
+#endif
+
 namespace netbuf {
 
 struct JsonWriteOptions {
@@ -102,7 +111,7 @@ inline constexpr PlainByteTable kPlainByte{};
 // < 0x20 or >= 0x80). Exact as a boolean (the borrow false positives only occur above a byte that
 // is itself flagged).
 template <class U>
-inline U specialBytes(U x) noexcept {
+NETBUF_JSON_INLINE U specialBytes(U x) noexcept {
   constexpr U ones = static_cast<U>(~U{0}) / 0xFF;  // 0x01 in every byte
   const U q = x ^ (ones * '"');
   const U b = x ^ (ones * '\\');
@@ -111,7 +120,7 @@ inline U specialBytes(U x) noexcept {
 
 /// copyPlainShort for sizeof(U) <= n <= 2 * sizeof(U): two overlapping word loads and stores.
 template <class U>
-inline bool copyTwoWords(const char* r, std::size_t n, char* w) noexcept {
+NETBUF_JSON_INLINE bool copyTwoWords(const char* r, std::size_t n, char* w) noexcept {
   U a, b;
   std::memcpy(&a, r, sizeof(U));
   std::memcpy(&b, r + n - sizeof(U), sizeof(U));
@@ -123,7 +132,7 @@ inline bool copyTwoWords(const char* r, std::size_t n, char* w) noexcept {
 
 /// Copies [r, r + n), n < 16, to w when no byte needs escaping (overlapping word loads); returns
 /// false (nothing meaningful written) otherwise.
-inline bool copyPlainShort(const char* r, std::size_t n, char* w) noexcept {
+NETBUF_JSON_INLINE bool copyPlainShort(const char* r, std::size_t n, char* w) noexcept {
   if (n >= 8) return copyTwoWords<std::uint64_t>(r, n, w);
   if (n >= 4) return copyTwoWords<std::uint32_t>(r, n, w);
   if (n == 0) return true;
@@ -145,7 +154,8 @@ inline bool copyPlainShort(const char* r, std::size_t n, char* w) noexcept {
 /// s needs the general path (nothing meaningful written then). w has room for s.size() + 4 bytes
 /// (with the default copy; json_writer.cpp's 16-byte copy needs 20).
 template <bool (*Copy)(const char*, std::size_t, char*) noexcept = copyPlainShort>
-inline std::size_t writeShortString(char* w, char sep, std::string_view s, bool isKey) noexcept {
+NETBUF_JSON_INLINE std::size_t writeShortString(char* w, char sep, std::string_view s,
+                                                bool isKey) noexcept {
   const std::size_t n = s.size();
   const std::size_t k = sep != 0 ? 1 : 0;
   if (n >= 16 || !Copy(s.data(), n, w + k + 1)) return 0;
@@ -156,15 +166,6 @@ inline std::size_t writeShortString(char* w, char sep, std::string_view s, bool 
   return k + n + 2 + (isKey ? 1 : 0);
 }
 }  // namespace json_detail
-
-// The stream writer's calls are forced inline: its speed depends on the compiler seeing that the
-// writer's address never escapes (see JsonStreamWriter's general code), and one out-of-line call
-// that takes `this` would put its state back in memory for the whole caller.
-#if defined(__GNUC__)
-#define NETBUF_JSON_INLINE [[gnu::always_inline]] inline
-#else
-#define NETBUF_JSON_INLINE inline
-#endif
 
 namespace json::detail {
 template <class T, class... F>
@@ -213,7 +214,7 @@ class JsonStreamWriter {
   }
   JsonStreamWriter(const JsonStreamWriter&) = delete;
   JsonStreamWriter& operator=(const JsonStreamWriter&) = delete;
-  ~JsonStreamWriter() {
+  NETBUF_JSON_INLINE ~JsonStreamWriter() {
     commit();
     delete deep_;
   }
