@@ -53,6 +53,22 @@ NETBUF_JSON_FIELDS(testns::User, name, age, score, admin, tags, counters, home, 
 NETBUF_JSON_FIELDS(testns::Small, a, c, z)
 NETBUF_JSON_FIELDS(testns::Names, thirteenChars, fourteenChars_, b, a_)
 
+// A recursive type (the traits chain writeValue -> vector -> struct -> writeValue must not be a
+// cycle of forced-inline functions, which would not compile), and a type named like the macro's
+// own helper struct used to be, written unqualified.
+struct Tree {
+  std::string name;
+  std::vector<Tree> kids;
+  std::optional<std::vector<Tree>> more;
+  bool operator==(const Tree&) const = default;
+};
+NETBUF_JSON_FIELDS(Tree, name, kids, more)
+struct Names {
+  int z = 1;
+  int y = 2;
+};
+NETBUF_JSON_FIELDS(Names, z, y)
+
 // NETBUF_JSON_FIELDS's compile-time tables.
 namespace {
 using json::detail::canonicalOrder;
@@ -195,6 +211,27 @@ TEST_CASE("NETBUF_JSON_FIELDS: literal and general keys, listed and canonical or
   const std::string text = json::serializeToString(many, {.canonical = true});
   CHECK(json::deserialize<std::vector<testns::Names>>(text) == many);
   CHECK(text.find(R"(},{"a_":"x","b":3,)") != std::string::npos);
+}
+
+TEST_CASE("NETBUF_JSON_FIELDS: recursive types; growth under literal keys") {
+  const Tree t{
+      "root", {Tree{"a", {}, {}}, Tree{"b", {Tree{"c", {}, {}}}, std::vector<Tree>{}}}, {}};
+  const std::string text = json::serializeToString(t);
+  CHECK(text ==
+        R"({"name":"root","kids":[{"name":"a","kids":[],"more":null},)"
+        R"({"name":"b","kids":[{"name":"c","kids":[],"more":null}],"more":[]}],"more":null})");
+  CHECK(json::deserialize<Tree>(text) == t);
+  CHECK(json::serializeToString(t, {.canonical = true}).starts_with(R"({"kids":[{"kids":[],)"));
+  CHECK(json::serializeToString(Names{}, {.canonical = true}) == R"({"y":2,"z":1})");
+
+  // Into a buffer of one byte: every literal key finds less room than its 17-byte copy needs at
+  // first, and the buffer grows on the way; the bytes are those of a roomy buffer.
+  for (const JsonWriteOptions& o : {JsonWriteOptions{}, JsonWriteOptions{.canonical = true}}) {
+    ByteBuf small = ByteBufAllocator::defaultAllocator().buffer(1);
+    const std::vector<testns::Names> many(5);
+    json::serialize(many, small, o);
+    CHECK(small.readableStringView() == json::serializeToString(many, o));
+  }
 }
 
 TEST_CASE("built-in types") {

@@ -686,8 +686,9 @@ TEST_CASE("JsonStreamWriter: containers deeper than the inline state, every mode
       v = d.array({Value::nil(), v, d.str("after")});
     }
   }
-  for (const JsonWriteOptions& o : {JsonWriteOptions{}, JsonWriteOptions{.pretty = true},
-                                    JsonWriteOptions{.canonical = true}}) {
+  for (const JsonWriteOptions& o :
+       {JsonWriteOptions{}, JsonWriteOptions{.pretty = true},
+        JsonWriteOptions{.escapeNonAscii = true}, JsonWriteOptions{.canonical = true}}) {
     ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(8);
     JsonStreamWriter w(buf, o);
     std::size_t deepest = 0;
@@ -717,6 +718,17 @@ TEST_CASE("JsonStreamWriter: containers deeper than the inline state, every mode
     CHECK(w.depth() == 0);
     CHECK(w.done());
     CHECK(buf.readableStringView() == json::toString(v, o));
+  }
+  // maxDepth beyond the inline levels: the 51st container is refused, compact and pretty.
+  for (const bool pretty : {false, true}) {
+    ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(8);
+    JsonStreamWriter w(buf, {.pretty = pretty, .maxDepth = 50});
+    for (int i = 0; i < 50; ++i) w.beginArray();
+    CHECK(w.depth() == 50);
+    const EncoderError e = encoderErrorOf([&] { w.beginArray(); });
+    CHECK(e.value() == 51);
+    CHECK(e.limit() == 50);
+    CHECK(w.depth() == 50);
   }
 }
 
@@ -758,11 +770,11 @@ TEST_CASE("JsonStreamWriter: a buffer that cannot be written fails on the first 
   CHECK_THROWS_AS(w.value("x"), ReadOnlyBufferError);
   CHECK(ro.readableBytes() == 0);
 
-  // A buffer that cannot grow to the general code's reservation: IndexOutOfBoundsError; what the
-  // inline paths wrote before is published.
+  // A buffer that cannot grow: IndexOutOfBoundsError; what the inline paths wrote before is
+  // published.
   ByteBuf full = ByteBufAllocator::defaultAllocator().buffer(16, 16);
   JsonStreamWriter f(full);
   f.beginArray();
-  CHECK_THROWS_AS(f.valueInt(12), IndexOutOfBoundsError);  // needs 24 bytes of room inline
+  CHECK_THROWS_AS(f.value(std::string(40, 'x')), IndexOutOfBoundsError);
   CHECK(full.readableStringView() == "[");
 }

@@ -11,7 +11,7 @@
 //    canonical(parse(canonical(x))) == canonical(x); the writer throws only EncoderError
 //    (duplicate keys in canonical mode), never anything else;
 //  - a JsonStreamWriter driven over the parsed tree (without extended types) into a buffer that
-//    starts at 8 bytes writes exactly json::write's bytes, compact and pretty.
+//    starts at 8 bytes writes exactly json::write's bytes, compact, pretty and escapeNonAscii.
 #include <netbuf/codec/json/json_parser.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 
@@ -120,6 +120,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         json::toString(doc.root(), {.escapeNonAscii = true, .extendedTypes = ext});
     for (char c : ascii) check(static_cast<unsigned char>(c) < 0x80, "escapeNonAscii is ASCII");
     check(json::parse(ascii, back).root() == doc.root(), "escaped output parses back");
+    ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(8);
+    JsonStreamWriter w(buf, {.escapeNonAscii = true});
+    if (stream(w, doc.root())) {
+      check(buf.readableStringView() == ascii, "the stream writer escapes as json::write");
+    }
   } catch (const JsonError&) {
     check(false, "the writer's output did not parse");
   } catch (...) {

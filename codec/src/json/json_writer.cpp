@@ -747,10 +747,14 @@ JsonStreamWriter::Window JsonStreamWriter::windowOf(ByteBuf& out) noexcept {
   return {w, w + out.writableBytes()};
 }
 
-std::string* JsonStreamWriter::pushDeep(std::string* deep, std::uint8_t resume) {
+std::string* JsonStreamWriter::reserveDeep(std::string* deep) {
   if (deep == nullptr) deep = new std::string;
-  deep->push_back(static_cast<char>(resume));
+  deep->reserve(deep->size() + 1);  // (the string's growth keeps this amortised)
   return deep;
+}
+
+void JsonStreamWriter::pushDeep(std::string* deep, std::uint8_t resume) noexcept {
+  deep->push_back(static_cast<char>(resume));  // room reserved by reserveDeep
 }
 
 std::uint8_t JsonStreamWriter::popDeep(std::string* deep) noexcept {

@@ -63,7 +63,7 @@ namespace json {
 
 /// Writes v through JsonTraits<T>.
 template <class T>
-NETBUF_JSON_INLINE void writeValue(JsonStreamWriter& w, const T& v) {
+inline void writeValue(JsonStreamWriter& w, const T& v) {
   JsonTraits<T>::write(w, v);
 }
 
@@ -73,14 +73,40 @@ void readValue(JsonReader& r, T& v) {
   JsonTraits<T>::read(r, v);
 }
 
+namespace detail {
+/// Marks the library's own JsonTraits (below): their write is forced inline.
+template <class T>
+concept LibraryTraits = requires {
+  typename JsonTraits<T>::NetbufLibraryTraits;
+};
+
+/// A container's element. The library's own types are written inline (their traits are forced
+/// inline, and an element type strictly smaller than its container cannot lead back to it);
+/// anything else (NETBUF_JSON_FIELDS structs, users' traits) through writeValue, which is not
+/// forced: a struct can hold a container of itself (struct Node { std::vector<Node> kids; }), and
+/// a cycle of forced-inline functions does not compile.
+template <class T>
+NETBUF_JSON_INLINE void writeElement(JsonStreamWriter& w, const T& v) {
+  if constexpr (LibraryTraits<T>) {
+    JsonTraits<T>::write(w, v);
+  } else {
+    writeValue(w, v);
+  }
+}
+}  // namespace detail
+
 /// Appends v's JSON text to out (options as JsonStreamWriter's). On error out's writerIndex is
 /// restored and the exception propagates.
+// Flattened: every call in it is inlined, down to the writer's out-of-line general code (recursive
+// types stop at the recursion). The writer's state then stays in registers for the whole value;
+// the links of the traits chain that can recurse (writeValue, containers, structs) are not forced
+// inline one by one, since a cycle of forced-inline functions does not compile.
 template <class T>
-void serialize(const T& v, ByteBuf& out, const JsonWriteOptions& options = {}) {
+NETBUF_JSON_FLATTEN void serialize(const T& v, ByteBuf& out, const JsonWriteOptions& options = {}) {
   const std::size_t mark = out.writerIndex();
   try {
     JsonStreamWriter w(out, options);
-    writeValue(w, v);
+    JsonTraits<T>::write(w, v);
   } catch (...) {
     out.writerIndex(mark);
     throw;
@@ -119,18 +145,21 @@ T deserialize(ByteBuf&& input, const JsonParseOptions& options = {}) = delete;
 
 template <>
 struct JsonTraits<bool> {
+  using NetbufLibraryTraits = void;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, bool v) { w.value(v); }
   static void read(JsonReader& r, bool& v) { v = r.readBool(); }
 };
 
 template <class T>
 struct JsonTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
+  using NetbufLibraryTraits = void;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, T v) { w.value(v); }
   static void read(JsonReader& r, T& v) { v = r.readInteger<T>(); }
 };
 
 template <class T>
 struct JsonTraits<T, std::enable_if_t<std::is_floating_point_v<T>>> {
+  using NetbufLibraryTraits = void;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, T v) {
     if constexpr (std::is_same_v<T, float>) {
       w.value(v);
@@ -149,6 +178,7 @@ struct JsonTraits<T, std::enable_if_t<std::is_floating_point_v<T>>> {
 
 template <>
 struct JsonTraits<std::string> {
+  using NetbufLibraryTraits = void;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::string& v) {
     w.value(std::string_view(v));
   }
@@ -157,15 +187,17 @@ struct JsonTraits<std::string> {
 
 template <>
 struct JsonTraits<std::string_view> {
+  using NetbufLibraryTraits = void;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, std::string_view v) { w.value(v); }
   static void read(JsonReader& r, std::string_view& v) { v = r.readStringNoEscapes(); }
 };
 
 template <class T>
 struct JsonTraits<std::optional<T>> {
+  using NetbufLibraryTraits = void;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::optional<T>& v) {
     if (v) {
-      json::writeValue(w, *v);
+      json::detail::writeElement(w, *v);
     } else {
       w.null();
     }
@@ -183,9 +215,10 @@ struct JsonTraits<std::optional<T>> {
 
 template <class T, class A>
 struct JsonTraits<std::vector<T, A>> {
+  using NetbufLibraryTraits = void;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::vector<T, A>& v) {
     w.beginArray();
-    for (const T& x : v) json::writeValue(w, x);
+    for (const T& x : v) json::detail::writeElement(w, x);
     w.endArray();
   }
   static void read(JsonReader& r, std::vector<T, A>& v) {
@@ -202,9 +235,10 @@ struct JsonTraits<std::vector<T, A>> {
 
 template <class T, std::size_t N>
 struct JsonTraits<std::array<T, N>> {
+  using NetbufLibraryTraits = void;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::array<T, N>& v) {
     w.beginArray();
-    for (const T& x : v) json::writeValue(w, x);
+    for (const T& x : v) json::detail::writeElement(w, x);
     w.endArray();
   }
   static void read(JsonReader& r, std::array<T, N>& v) {
@@ -216,10 +250,16 @@ struct JsonTraits<std::array<T, N>> {
 
 template <class... Ts>
 struct JsonTraits<std::tuple<Ts...>> {
+  using NetbufLibraryTraits = void;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::tuple<Ts...>& v) {
     w.beginArray();
-    std::apply([&](const auto&... x) { (json::writeValue(w, x), ...); }, v);
+    writeAll(w, v, std::index_sequence_for<Ts...>{});
     w.endArray();
+  }
+  template <std::size_t... I>
+  NETBUF_JSON_INLINE static void writeAll(JsonStreamWriter& w, const std::tuple<Ts...>& v,
+                                          std::index_sequence<I...>) {
+    (json::detail::writeElement(w, std::get<I>(v)), ...);
   }
   static void read(JsonReader& r, std::tuple<Ts...>& v) {
     r.readBeginArray();
@@ -230,10 +270,11 @@ struct JsonTraits<std::tuple<Ts...>> {
 
 template <class A, class B>
 struct JsonTraits<std::pair<A, B>> {
+  using NetbufLibraryTraits = void;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::pair<A, B>& v) {
     w.beginArray();
-    json::writeValue(w, v.first);
-    json::writeValue(w, v.second);
+    json::detail::writeElement(w, v.first);
+    json::detail::writeElement(w, v.second);
     w.endArray();
   }
   static void read(JsonReader& r, std::pair<A, B>& v) {
@@ -247,6 +288,7 @@ struct JsonTraits<std::pair<A, B>> {
 namespace json::detail {
 template <class M>
 struct MapTraits {
+  using NetbufLibraryTraits = void;
   static_assert(std::is_same_v<typename M::key_type, std::string>,
                 "JSON object keys are strings: use std::string keys");
   static void write(JsonStreamWriter& w, const M& m) {
@@ -390,7 +432,10 @@ struct JsonFields {
     } else {
       w.key(Names::value[I]);
     }
-    json::writeValue(w, obj.*std::get<I>(fields));
+    // Directly (no writeValue): a field cannot contain its struct by value, so this cannot recurse
+    // without a container, which breaks the cycle (writeElement).
+    const auto& value = obj.*std::get<I>(fields);
+    JsonTraits<std::remove_cvref_t<decltype(value)>>::write(w, value);
   }
 
   template <class Names>
@@ -457,18 +502,18 @@ struct JsonTraits<std::unordered_map<std::string, V, H, E, A>>
     using Fields =                                                                               \
         ::netbuf::json::detail::JsonFields<Type, NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_TYPE, \
                                                                         Type, __VA_ARGS__)>;     \
-    struct Names {                                                                               \
+    struct NetbufJsonFieldNames {                                                                \
       static constexpr auto value = std::to_array<std::string_view>(                             \
           {NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_NAME, Type, __VA_ARGS__)});                 \
       static_assert(!::netbuf::json::detail::hasDuplicates(value),                               \
                     "NETBUF_JSON_FIELDS: a field is listed twice");                              \
     };                                                                                           \
     NETBUF_JSON_INLINE static void write(::netbuf::JsonStreamWriter& w, const Type& v) {         \
-      Fields::template write<Names>(                                                             \
+      Fields::template write<NetbufJsonFieldNames>(                                              \
           w, v, NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_MEMBER, Type, __VA_ARGS__));           \
     }                                                                                            \
     static void read(::netbuf::JsonReader& r, Type& v) {                                         \
-      Fields::template read<Names>(                                                              \
+      Fields::template read<NetbufJsonFieldNames>(                                               \
           r, v, NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_MEMBER, Type, __VA_ARGS__));           \
     }                                                                                            \
   };

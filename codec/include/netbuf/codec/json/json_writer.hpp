@@ -57,8 +57,10 @@
 // that takes `this` would put its state back in memory for the whole caller.
 #if defined(__GNUC__)
 #define NETBUF_JSON_INLINE [[gnu::always_inline]] inline
+#define NETBUF_JSON_FLATTEN [[gnu::flatten]] inline
 #else
 #define NETBUF_JSON_INLINE inline
+#define NETBUF_JSON_FLATTEN inline
 #endif
 
 namespace netbuf {
@@ -257,11 +259,11 @@ class JsonStreamWriter {
     if (literalFast(b ? "true\0\0\0" : "false\0\0", b ? 4 : 5)) return;
     general(afterValue(), [&](const Call& c) { return boolSlow(c, b); });
   }
-  void value(double d) {
+  NETBUF_JSON_INLINE void value(double d) {
     general(afterValue(), [&](const Call& c) { return doubleSlow(c, d); });
   }
   /// Written with the float's own shortest text (canonical: the double it equals).
-  void value(float f) {
+  NETBUF_JSON_INLINE void value(float f) {
     general(afterValue(), [&](const Call& c) { return floatSlow(c, f); });
   }
   /// Every integer type (char types included) is written as a number.
@@ -359,7 +361,9 @@ class JsonStreamWriter {
   template <class Write>
   static Window scalarSlow(const Call& c, std::size_t room, Write&& write);
   static Window windowOf(ByteBuf& out) noexcept;
-  static std::string* pushDeep(std::string* deep, std::uint8_t resume);
+  /// deep (allocated when null) with room for one more entry.
+  static std::string* reserveDeep(std::string* deep);
+  static void pushDeep(std::string* deep, std::uint8_t resume) noexcept;
   static std::uint8_t popDeep(std::string* deep) noexcept;
 
   /// Runs a *Slow function; on success the cursor moves to the window it returns and pos_ becomes
@@ -376,6 +380,8 @@ class JsonStreamWriter {
   }
   NETBUF_JSON_INLINE void open(char bracket, std::uint8_t inside) {
     const std::uint8_t after = afterValue();
+    // Room for the resume position first: a bad_alloc must come before the bracket is written.
+    if (depth_ >= kInline) deep_ = reserveDeep(deep_);
     general(static_cast<std::uint8_t>((pos_ & kPretty) | inside),
             [&](const Call& c) { return openSlow(c, bracket); });
     push(static_cast<std::uint8_t>(after & kPosMask));
@@ -385,11 +391,13 @@ class JsonStreamWriter {
     pos_ = static_cast<std::uint8_t>((pos_ & kPretty) | pop());
     if (depth_ == 0) commit();
   }
-  NETBUF_JSON_INLINE void push(std::uint8_t resume) {
+  /// Records the position to resume when the container being opened closes (for a level past
+  /// kInline, reserveDeep has made room: this cannot throw).
+  NETBUF_JSON_INLINE void push(std::uint8_t resume) noexcept {
     if (depth_ < kInline) {
       resume_[depth_] = resume;
     } else {
-      deep_ = pushDeep(deep_, resume);
+      pushDeep(deep_, resume);
     }
     ++depth_;
   }
