@@ -201,7 +201,7 @@ struct JsonFields;  // json_traits.hpp: NETBUF_JSON_FIELDS's writer uses keyLite
 /// a NaN/infinity and nesting deeper than maxDepth are EncoderErrors after which the writer must
 /// be discarded: the failed call may already have published part of its text (json::serialize
 /// restores out's writerIndex to where it started). Container state lives in the writer (no
-/// allocation up to 32 levels).
+/// allocation up to 21 levels).
 class JsonStreamWriter {
  public:
   explicit JsonStreamWriter(ByteBuf& out, const JsonWriteOptions& options = {}) noexcept
@@ -324,8 +324,11 @@ class JsonStreamWriter {
     const std::uint8_t p = pos_ & kPosMask;
     return static_cast<std::uint8_t>((pos_ & kPretty) | (p < kDone ? afterValue(p) : kDone));
   }
-  /// Containers nested deeper than this keep their resume positions in deep_ (general code).
-  static constexpr std::size_t kInline = 32;
+  /// Resume positions (3 bits each) that resume_ holds: 21 levels. Deeper containers move the
+  /// outermost ones to deep_ (general code).
+  static constexpr std::size_t kInline = 21;
+  static constexpr unsigned kOldestShift = 3 * (kInline - 1);  // the outermost inline level
+  static constexpr std::uint64_t kInlineMask = (std::uint64_t{1} << (3 * kInline)) - 1;
 
   // ---- the general code. Each *Slow function publishes the caller's pending bytes, checks the
   // call against the position (misuse: EncoderError before anything is written), writes the
@@ -391,19 +394,20 @@ class JsonStreamWriter {
     pos_ = static_cast<std::uint8_t>((pos_ & kPretty) | pop());
     if (depth_ == 0) commit();
   }
-  /// Records the position to resume when the container being opened closes (for a level past
-  /// kInline, reserveDeep has made room: this cannot throw).
+  /// Records the position to resume when the container being opened closes (past kInline
+  /// levels the outermost inline one moves to deep_, where reserveDeep has made room: this cannot
+  /// throw).
   NETBUF_JSON_INLINE void push(std::uint8_t resume) noexcept {
-    if (depth_ < kInline) {
-      resume_[depth_] = resume;
-    } else {
-      pushDeep(deep_, resume);
-    }
+    if (depth_ >= kInline) pushDeep(deep_, static_cast<std::uint8_t>(resume_ >> kOldestShift));
+    resume_ = (resume_ << 3 | resume) & kInlineMask;
     ++depth_;
   }
   NETBUF_JSON_INLINE std::uint8_t pop() noexcept {
+    const auto resume = static_cast<std::uint8_t>(resume_ & 7);
+    resume_ >>= 3;
     --depth_;
-    return depth_ < kInline ? resume_[depth_] : popDeep(deep_);
+    if (depth_ >= kInline) resume_ |= std::uint64_t{popDeep(deep_)} << kOldestShift;
+    return resume;
   }
 
   // ---- fast paths: each returns false, having changed nothing, when the general code must run
@@ -423,7 +427,8 @@ class JsonStreamWriter {
     const std::size_t k = p == kArrayNext ? 1 : 0;
     w_[k] = bracket;
     w_ += k + 1;
-    resume_[depth_++] = afterValue(p);
+    resume_ = resume_ << 3 | afterValue(p);  // depth_ < kInline: nothing to move out
+    ++depth_;
     pos_ = inside;
     return true;
   }
@@ -431,7 +436,9 @@ class JsonStreamWriter {
   NETBUF_JSON_INLINE bool closeFast(std::uint8_t first) {
     if (static_cast<std::uint8_t>(pos_ - first) > 1 || depth_ > kInline || !room(1)) return false;
     *w_++ = first == kObjectFirst ? '}' : ']';
-    pos_ = resume_[--depth_];
+    pos_ = static_cast<std::uint8_t>(resume_ & 7);  // depth_ <= kInline: nothing to move in
+    resume_ >>= 3;
+    --depth_;
     if (depth_ == 0) commit();
     return true;
   }
@@ -501,9 +508,11 @@ class JsonStreamWriter {
   char* committed_ = nullptr;
   std::uint8_t pos_;
   std::size_t depth_ = 0;
-  // resume_[d]: the position to return to when the container at depth d + 1 closes (the first
-  // kInline levels; deeper ones in *deep_, at d - kInline, allocated when first needed).
-  std::uint8_t resume_[kInline];
+  // The positions to return to when the open containers close, innermost in the low 3 bits: the
+  // innermost kInline levels (a register, not an array, so that the compiler can keep it in one:
+  // an array indexed by depth kept clang from keeping any of the writer's state in registers);
+  // the outer ones in *deep_ (innermost last), allocated when first needed.
+  std::uint64_t resume_ = 0;
   std::string* deep_ = nullptr;
 };
 
