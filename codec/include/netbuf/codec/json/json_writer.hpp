@@ -197,7 +197,8 @@ struct JsonFields;  // json_traits.hpp: NETBUF_JSON_FIELDS's writer uses keyLite
 ///
 /// Calls must form one JSON value: a value in an object needs a key() first, key() only in an
 /// object, end*() must match the open container, nothing after the top-level value. A misuse is
-/// an EncoderError that changes nothing (the writer can go on). A string that is not valid UTF-8,
+/// an EncoderError that writes nothing and leaves the writer's state as it was, so the writer can
+/// go on (text of earlier calls may be published by it). A string that is not valid UTF-8,
 /// a NaN/infinity and nesting deeper than maxDepth are EncoderErrors after which the writer must
 /// be discarded: the failed call may already have published part of its text (json::serialize
 /// restores out's writerIndex to where it started). Container state lives in the writer (no
