@@ -128,18 +128,18 @@ using json_detail::copyPlainShort;
 #if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) &&      \
     !NETBUF_JSON_HAS_FEATURE(address_sanitizer) && !NETBUF_JSON_HAS_FEATURE(thread_sanitizer) && \
     !NETBUF_JSON_HAS_FEATURE(memory_sanitizer)
-/// copyPlainShort in one 16-byte load, check and store: w has room for 16 bytes (the bytes past n
-/// are scratch, overwritten by what follows). The load may read past r + n, but never past the
-/// 4 KiB page that holds r, so it cannot fault; the extra bytes are masked off. It is kept out of
-/// the public header: inlined into a caller that passes a short array, the compiler would rightly
-/// warn about the read. Sanitized builds compile the word-at-a-time version, since they would
-/// report the read too.
 /// The rare fallback of copyPlainShort16, kept out of line: the header forces copyPlainShort
 /// inline (for the stream writer), which would put its code on the hot path here.
 [[gnu::noinline]] bool copyPlainShortNearPageEnd(const char* r, std::size_t n, char* w) noexcept {
   return copyPlainShort(r, n, w);
 }
 
+/// copyPlainShort in one 16-byte load, check and store: w has room for 16 bytes (the bytes past n
+/// are scratch, overwritten by what follows). The load may read past r + n, but never past the
+/// 4 KiB page that holds r, so it cannot fault; the extra bytes are masked off. It is kept out of
+/// the public header: inlined into a caller that passes a short array, the compiler would rightly
+/// warn about the read. Sanitized builds compile the word-at-a-time version, since they would
+/// report the read too.
 bool copyPlainShort16(const char* r, std::size_t n, char* w) noexcept {
   // (An empty string may point at the next page: nothing to load then.)
   if ((reinterpret_cast<std::uintptr_t>(r) & 4095) > 4096 - 16 || n == 0) [[unlikely]]
