@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "json_stream_support.hpp"
+
 using namespace netbuf;
 
 namespace {
@@ -437,45 +439,6 @@ TEST_CASE("strings inside containers are written as a top-level string is, in ev
 
 namespace {
 
-/// Drives a JsonStreamWriter over v's structure (what a hand-written serializer does).
-void streamValue(JsonStreamWriter& w, const Value& v) {
-  switch (v.type()) {
-    case ValueType::Nil:
-      w.null();
-      return;
-    case ValueType::Bool:
-      w.value(v.asBool());
-      return;
-    case ValueType::Int:
-      w.valueInt(v.asInt64());
-      return;
-    case ValueType::UInt:
-      w.valueUInt(v.asUInt64());
-      return;
-    case ValueType::Float64:
-      w.value(v.asDouble());
-      return;
-    case ValueType::Str:
-      w.value(v.asStr());
-      return;
-    case ValueType::Array:
-      w.beginArray();
-      for (const Value& e : v.asArray()) streamValue(w, e);
-      w.endArray();
-      return;
-    case ValueType::Map:
-      w.beginObject();
-      for (const Member& m : v.asMap()) {
-        w.key(m.key.asStr());
-        streamValue(w, m.value);
-      }
-      w.endObject();
-      return;
-    default:
-      FAIL("unexpected type in the generated tree");
-  }
-}
-
 /// Random trees: strings of every short length with and without bytes to escape or non-ASCII,
 /// integers around 2^53 and the 64-bit edges, nesting beyond 15 levels; map keys unique and in
 /// RFC 8785 order (so that canonical stream output, which keeps call order, can be compared).
@@ -587,10 +550,10 @@ TEST_CASE("JsonStreamWriter writes what json::write writes, randomised, in every
       ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(8);  // small: growth on the way
       JsonStreamWriter w(buf, o);
       if (expectError) {
-        CHECK_THROWS_AS(streamValue(w, v), EncoderError);
+        CHECK_THROWS_AS((void)test::streamJson(w, v), EncoderError);
         continue;
       }
-      streamValue(w, v);
+      CHECK(test::streamJson(w, v));
       CHECK(w.done());
       CHECK(w.depth() == 0);
       CHECK(buf.readableStringView() == expected);
@@ -692,28 +655,7 @@ TEST_CASE("JsonStreamWriter: containers deeper than the inline state, every mode
     ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(8);
     JsonStreamWriter w(buf, o);
     std::size_t deepest = 0;
-    // Written by hand (not streamValue) to watch depth() on the way down and up.
-    auto write = [&](auto&& self, const Value& x) -> void {
-      if (x.isStr()) {
-        w.value(x.asStr());
-      } else if (x.isArray()) {
-        w.beginArray();
-        deepest = std::max(deepest, w.depth());
-        for (const Value& e : x.asArray()) self(self, e);
-        w.endArray();
-      } else if (x.isMap()) {
-        w.beginObject();
-        deepest = std::max(deepest, w.depth());
-        for (const Member& m : x.asMap()) {
-          w.key(m.key.asStr());
-          self(self, m.value);
-        }
-        w.endObject();
-      } else {
-        streamValue(w, x);
-      }
-    };
-    write(write, v);
+    CHECK(test::streamJson(w, v, [&] { deepest = std::max(deepest, w.depth()); }));
     CHECK(deepest == 100);
     CHECK(w.depth() == 0);
     CHECK(w.done());

@@ -21,56 +21,10 @@
 #include <string>
 #include <string_view>
 
+#include "../codec/json_stream_support.hpp"
 #include "fuzz_util.hpp"
 
 using netbuf::fuzz::check;
-
-namespace {
-/// Writes v through JsonStreamWriter calls; false when v holds an extended type (no such call).
-bool stream(netbuf::JsonStreamWriter& w, const netbuf::Value& v) {
-  using netbuf::ValueType;
-  switch (v.type()) {
-    case ValueType::Nil:
-      w.null();
-      return true;
-    case ValueType::Bool:
-      w.value(v.asBool());
-      return true;
-    case ValueType::Int:
-      w.valueInt(v.asInt64());
-      return true;
-    case ValueType::UInt:
-      w.valueUInt(v.asUInt64());
-      return true;
-    case ValueType::Float32:
-      w.value(v.asFloat32());
-      return true;
-    case ValueType::Float64:
-      w.value(v.asDouble());
-      return true;
-    case ValueType::Str:
-      w.value(v.asStr());
-      return true;
-    case ValueType::Array:
-      w.beginArray();
-      for (const netbuf::Value& e : v.asArray()) {
-        if (!stream(w, e)) return false;
-      }
-      w.endArray();
-      return true;
-    case ValueType::Map:
-      w.beginObject();
-      for (const netbuf::Member& m : v.asMap()) {
-        w.key(m.key.asStr());
-        if (!stream(w, m.value)) return false;
-      }
-      w.endObject();
-      return true;
-    default:
-      return false;
-  }
-}
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace netbuf;
@@ -111,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check(again.root() == doc.root(), "compact/pretty output parses back to the same value");
       ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(8);
       JsonStreamWriter w(buf, {.pretty = pretty});
-      if (stream(w, doc.root())) {
+      if (test::streamJson(w, doc.root())) {
         check(w.done(), "the stream writer completed the value");
         check(buf.readableStringView() == out, "the stream writer writes json::write's bytes");
       }
@@ -122,7 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(json::parse(ascii, back).root() == doc.root(), "escaped output parses back");
     ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(8);
     JsonStreamWriter w(buf, {.escapeNonAscii = true});
-    if (stream(w, doc.root())) {
+    if (test::streamJson(w, doc.root())) {
       check(buf.readableStringView() == ascii, "the stream writer escapes as json::write");
     }
   } catch (const JsonError&) {
