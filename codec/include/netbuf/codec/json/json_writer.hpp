@@ -391,9 +391,8 @@ class JsonStreamWriter {
     push(static_cast<std::uint8_t>(after & kPosMask));
   }
   NETBUF_JSON_INLINE void close(char bracket) {
-    general(pos_, [&](const Call& c) { return closeSlow(c, bracket); });
+    general(pos_, [&](const Call& c) { return closeSlow(c, bracket); });  // (publishes all)
     pos_ = static_cast<std::uint8_t>((pos_ & kPretty) | pop());
-    if (depth_ == 0) commit();
   }
   /// Records the position to resume when the container being opened closes (past kInline
   /// levels the outermost inline one moves to deep_, where reserveDeep has made room: this cannot
@@ -428,8 +427,7 @@ class JsonStreamWriter {
     const std::size_t k = p == kArrayNext ? 1 : 0;
     w_[k] = bracket;
     w_ += k + 1;
-    resume_ = resume_ << 3 | afterValue(p);  // depth_ < kInline: nothing to move out
-    ++depth_;
+    push(afterValue(p));  // depth_ < kInline: nothing moves to deep_
     pos_ = inside;
     return true;
   }
@@ -437,9 +435,7 @@ class JsonStreamWriter {
   NETBUF_JSON_INLINE bool closeFast(std::uint8_t first) {
     if (static_cast<std::uint8_t>(pos_ - first) > 1 || depth_ > kInline || !room(1)) return false;
     *w_++ = first == kObjectFirst ? '}' : ']';
-    pos_ = static_cast<std::uint8_t>(resume_ & 7);  // depth_ <= kInline: nothing to move in
-    resume_ >>= 3;
-    --depth_;
+    pos_ = pop();  // depth_ <= kInline: nothing comes back from deep_
     if (depth_ == 0) commit();
     return true;
   }
