@@ -30,67 +30,9 @@
 #include <span>
 #include <thread>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define NETBUF_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NETBUF_ASAN 1
-#endif
-#endif
-#ifdef NETBUF_ASAN
-#include <sanitizer/asan_interface.h>
-#endif
-
 namespace netbuf {
 namespace detail {
 namespace {
-
-// Freed slots are poisoned under ASan so that a use after free through a stale view or pointer is
-// reported at the faulting access.
-inline void poison([[maybe_unused]] void* p, [[maybe_unused]] std::size_t n) noexcept {
-#ifdef NETBUF_ASAN
-  ASAN_POISON_MEMORY_REGION(p, n);
-#endif
-}
-inline void unpoison([[maybe_unused]] void* p, [[maybe_unused]] std::size_t n) noexcept {
-#ifdef NETBUF_ASAN
-  ASAN_UNPOISON_MEMORY_REGION(p, n);
-#endif
-}
-
-/// A counter written by one thread (load + store, no locked instruction) and read by any.
-struct OwnedCounter {
-  std::atomic<std::uint64_t> v{0};
-  void add(std::uint64_t n) noexcept {
-    v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-  void sub(std::uint64_t n) noexcept {
-    v.store(v.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
-  }
-  std::uint64_t get() const noexcept { return v.load(std::memory_order_relaxed); }
-  void set(std::uint64_t n) noexcept { v.store(n, std::memory_order_relaxed); }
-};
-
-/// A 32-bit count written by one thread and read by any (plain loads and stores in the code).
-struct OwnedCount {
-  std::atomic<std::uint32_t> v{0};
-  operator std::uint32_t() const noexcept { return v.load(std::memory_order_relaxed); }
-  OwnedCount& operator=(std::uint32_t n) noexcept {
-    v.store(n, std::memory_order_relaxed);
-    return *this;
-  }
-  OwnedCount& operator-=(std::uint32_t n) noexcept { return *this = *this - n; }
-  std::uint32_t operator++(int) noexcept {
-    const std::uint32_t old = *this;
-    *this = old + 1;
-    return old;
-  }
-  std::uint32_t operator--() noexcept {
-    const std::uint32_t n = *this - 1;
-    *this = n;
-    return n;
-  }
-};
 
 /// A counter any thread may update.
 struct SharedCounter {
@@ -100,10 +42,7 @@ struct SharedCounter {
   std::uint64_t get() const noexcept { return v.load(std::memory_order_relaxed); }
 };
 
-constexpr std::uint8_t kStateFree = 0;
-constexpr std::uint8_t kStateLive = 1;
-constexpr std::uint16_t kDirectClass = 0xffff;  // huge or fallback: not in any chunk
-constexpr std::size_t kDirectHeader = 128;      // room for the control block, keeps data 64-aligned
+constexpr std::size_t kDirectHeader = 128;  // room for the control block, keeps data 64-aligned
 constexpr std::align_val_t kDirectAlign{64};
 constexpr int kMaxFrames = 32;
 
@@ -121,32 +60,6 @@ struct LeakRecord {
   int depth = 0;
   void* frames[kMaxFrames];
 };
-
-/// The control block of a pooled buffer. Lives in an arena slab (or in front of a direct
-/// allocation) and stays attached to its slot while the slot is cached, so reuse costs no malloc.
-/// Exactly one cache line (64 bytes, 64-aligned): a release or an allocation touches one line,
-/// which matters when blocks are reached in random order or handed between threads.
-/// Invariants: state is Live exactly while a handle may exist (refs > 0). sizeClass is kDirectClass
-/// for direct (huge/fallback) blocks, whose `core` names their allocator; every other block has a
-/// `chunk` (a real chunk while it owns a slot, its arena's `detached` sentinel while it sits on
-/// the slab free list), so chunk->arena->core always names the allocator. `leak` is meaningful
-/// only while Live, `next` only while the block is on a return stack or a free list.
-struct alignas(64) PooledStorage : Storage {
-  union {
-    PoolChunk* chunk;
-    PoolCore* core;  // direct blocks only
-  };
-  union {
-    LeakRecord* leak;
-    PooledStorage* next;
-  };
-  std::uint16_t sizeClass = 0;
-  std::atomic<std::uint8_t> state{kStateFree};
-
-  PooledStorage() : chunk(nullptr), leak(nullptr) {}
-  bool isDirect() const noexcept { return sizeClass == kDirectClass; }
-};
-static_assert(sizeof(PooledStorage) == 64, "one cache line per control block");
 
 void destroyPooled(Storage* s) noexcept;
 
@@ -327,17 +240,7 @@ struct PoolChunk {
 // release fast path then only compares count with cap; the slow path reserves more (growCap) and
 // a sweep gives back what a bin does not hold.
 struct ThreadCache {
-  struct alignas(64) Bin {
-    PooledStorage** items = nullptr;  // maxCap entries once a push needs them
-    OwnedCount count;                 // entries held (the top is the most recently released)
-    std::uint32_t cap = 0;            // entries reserved: count <= cap <= maxCap
-    std::uint32_t maxCap = 0;         // configured bound; 0 = this class is never cached
-    std::uint32_t size = 0;           // the class's slot size
-    OwnedCounter pops;                // cache hits in this class
-    OwnedCounter inflow;              // see above (modulo 2^64: it may go "negative")
-    std::uint64_t sweepAt = 0;        // the thread sweeps when pops reaches this
-    std::uint64_t popsAtSweep = 0;    // pops at the last sweep (hits since = pops - this)
-  };
+  using Bin = PoolBin;
 
   std::uint64_t coreId = 0;              // immutable; compared without a lock
   std::atomic<PoolCore*> core{nullptr};  // null once the allocator is gone (orphan)
@@ -487,6 +390,10 @@ inline PoolCore* coreOf(const PooledStorage* s) noexcept {
   return s->isDirect() ? s->core : s->chunk->arena->core;
 }
 
+// The thread's memo (pool_fast_path.hpp): set by cacheSlow, cleared at thread exit and when its
+// allocator is destroyed on this thread (other threads' stale memos never match: ids are unique).
+constinit thread_local PoolThreadMemo tPoolMemo{0, nullptr, nullptr};
+
 namespace {
 
 std::mutex& registryMutex() {
@@ -496,14 +403,6 @@ std::mutex& registryMutex() {
 
 std::atomic<std::uint64_t> gNextId{1};
 
-// The calling thread's most recently used cache. Trivially destructible, so reading it costs a
-// TLS load and no guard.
-struct TlsMemo {
-  std::uint64_t id;
-  ThreadCache* cache;
-  ThreadCache::Bin* bins;  // cache->bins.data(), one load less on the fast paths
-};
-thread_local TlsMemo tMemo{0, nullptr, nullptr};
 thread_local bool tCachesGone = false;  // this thread's caches have been torn down (thread exit)
 thread_local std::uint32_t tSample = 0;
 
@@ -512,7 +411,7 @@ struct TlsCaches {
   std::vector<ThreadCache*> list;
   ~TlsCaches() {
     tCachesGone = true;
-    tMemo = {0, nullptr, nullptr};
+    tPoolMemo = {0, nullptr, nullptr};
     std::lock_guard lock(registryMutex());
     for (ThreadCache* tc : list) {
       if (PoolCore* core = tc->core.load(std::memory_order_relaxed)) core->detachCache(tc);
@@ -524,8 +423,8 @@ struct TlsCaches {
 thread_local TlsCaches tCaches;
 
 inline ThreadCache* cacheFor(PoolCore* core, bool create) {
-  if (tMemo.id == core->id) [[likely]]
-    return tMemo.cache;
+  if (tPoolMemo.id == core->id) [[likely]]
+    return tPoolMemo.cache;
   return core->cacheSlow(create);
 }
 
@@ -591,7 +490,7 @@ ThreadCache* PoolCore::cacheSlow(bool create) {
   if (tCachesGone || !options.useThreadCache) return nullptr;
   for (ThreadCache* tc : tCaches.list) {
     if (tc->coreId == id && tc->core.load(std::memory_order_relaxed) == this) {
-      tMemo = {id, tc, tc->bins.data()};
+      tPoolMemo = {id, tc, tc->bins.data()};
       return tc;
     }
   }
@@ -638,7 +537,7 @@ ThreadCache* PoolCore::cacheSlow(bool create) {
   tc->releaseArena.store(best, std::memory_order_relaxed);
   caches.push_back(tc.get());
   tCaches.list.push_back(tc.get());
-  tMemo = {id, tc.get(), tc->bins.data()};
+  tPoolMemo = {id, tc.get(), tc->bins.data()};
   return tc.release();
 }
 
@@ -1121,19 +1020,19 @@ PooledStorage* PoolCore::allocateHuge(std::size_t n, bool fallback) {
 
 // ------------------------------------------------------------------ release
 
-// The release fast path: a live, untracked pooled block released on a thread whose most recently
-// used cache belongs to the block's arena goes onto that cache's stack. It reads the block's one
-// cache line, its chunk's arena pointer and the thread's memo; everything else (direct blocks,
-// tracked blocks, double releases, another arena, a full bin) takes PoolCore::release.
+// The release fast path: a live, untracked pooled block (state kStateLive; tracked and direct
+// blocks are kStateLiveSlow) released on a thread whose most recently used cache belongs to the
+// block's arena goes onto that cache's stack. It reads the block's one cache line, its chunk's
+// arena pointer and the thread's memo; everything else (direct blocks, tracked blocks, double
+// releases, another arena, a full bin) takes PoolCore::release.
 void destroyPooled(Storage* storage) noexcept {
   auto* s = static_cast<PooledStorage*>(storage);
-  ThreadCache* tc = tMemo.cache;
-  if (s->state.load(std::memory_order_relaxed) == kStateLive && s->leak == nullptr &&
-      !s->isDirect() && tc != nullptr &&
+  ThreadCache* tc = tPoolMemo.cache;
+  if (s->state.load(std::memory_order_relaxed) == kStateLive && tc != nullptr &&
       tc->releaseArena.load(std::memory_order_relaxed) == s->chunk->arena) [[likely]] {
     // Same arena, hence same allocator: sizeClass indexes this cache's bins. The push is the
     // whole of the accounting (see ThreadCache); cap is within the thread's byte budget.
-    ThreadCache::Bin& b = tMemo.bins[s->sizeClass];
+    ThreadCache::Bin& b = tPoolMemo.bins[s->sizeClass];
     const std::uint32_t n = b.count;
     if (n < b.cap) [[likely]] {
       s->state.store(kStateFree, std::memory_order_relaxed);
@@ -1147,7 +1046,7 @@ void destroyPooled(Storage* storage) noexcept {
 }
 
 void PoolCore::release(PooledStorage* s) noexcept {
-  if (s->state.load(std::memory_order_relaxed) != kStateLive) [[unlikely]] {
+  if (s->state.load(std::memory_order_relaxed) == kStateFree) [[unlikely]] {
     // The count went to zero twice (a retain after the last release): returning the slot again
     // would hand it to two owners. Ignore it, count it, say so.
     doubleReleases.add(1);
@@ -1219,6 +1118,7 @@ void PoolCore::track(PooledStorage* s, std::size_t requested) noexcept {
   r->sequence = ++leakSequence;
   listPush(leakHead, r);
   s->leak = r;
+  s->state.store(kStateLiveSlow, std::memory_order_relaxed);
 }
 
 void PoolCore::untrack(PooledStorage* s) noexcept {
@@ -1331,6 +1231,17 @@ PooledByteBufAllocator::PooledByteBufAllocator(const PooledAllocatorOptions& o) 
   }
   core->leakLevel.store(o.leakDetection.value_or(defaultLeakDetectionLevel()));
   core_ = core.release();
+  fastLookup_ = core_->classes.smallLookup.data();
+  fastLimit_ = core_->classes.smallLimit;
+  updateFastPath();
+}
+
+// The inline path (ByteBufAllocator::buffer) serves hits only while leak detection is disabled and
+// threads have caches; otherwise it is off and every allocation comes here.
+void PooledByteBufAllocator::updateFastPath() noexcept {
+  const bool on = core_->options.useThreadCache &&
+                  core_->leakLevel.load(std::memory_order_relaxed) == LeakDetectionLevel::Disabled;
+  fastId_.store(on ? core_->id : kNoFastPath, std::memory_order_relaxed);
 }
 
 PooledByteBufAllocator::~PooledByteBufAllocator() {
@@ -1339,7 +1250,7 @@ PooledByteBufAllocator::~PooledByteBufAllocator() {
     std::lock_guard lock(detail::registryMutex());
     const std::vector<detail::ThreadCache*> caches = c->caches;
     for (detail::ThreadCache* tc : caches) c->detachCache(tc);
-    if (detail::tMemo.id == c->id) detail::tMemo = {0, nullptr, nullptr};
+    if (detail::tPoolMemo.id == c->id) detail::tPoolMemo = {0, nullptr, nullptr};
   }
   for (auto& a : c->arenas) {
     std::lock_guard lock(a->mutex);
@@ -1399,7 +1310,8 @@ namespace detail {
   }
   unpoison(s->data, s->size);
   s->refs.store(1, std::memory_order_relaxed);
-  s->state.store(kStateLive, std::memory_order_relaxed);
+  // Direct blocks never take the release fast path; track() marks tracked ones the same way.
+  s->state.store(s->isDirect() ? kStateLiveSlow : kStateLive, std::memory_order_relaxed);
   s->leak = nullptr;
   if (c->leakLevel.load(std::memory_order_relaxed) != LeakDetectionLevel::Disabled) [[unlikely]]
     c->maybeTrack(s, n);
@@ -1410,27 +1322,14 @@ namespace detail {
 
 namespace detail {
 
-// The fast path is a cache hit with leak detection disabled: the memo check, one table lookup for
-// the class, a pop and three stores into the block's line. nullptr sends the caller to
+// The out-of-line fast path, for allocateStorage and for newBuffer when buffer()'s inline path did
+// not serve the request (a size above its limit, another allocator's memo, leak detection on, or
+// an empty bin): a cache hit with leak detection disabled. nullptr sends the caller to
 // allocateSlow, which handles everything else.
 inline PooledStorage* popCached(PoolCore* c, std::size_t n) noexcept {
-  if (n <= c->classes.chunkSize && tMemo.id == c->id &&
-      c->leakLevel.load(std::memory_order_relaxed) == LeakDetectionLevel::Disabled) [[likely]] {
-    ThreadCache::Bin& b = tMemo.bins[c->classes.classOf(n)];
-    const std::uint32_t count = b.count;
-    const std::uint64_t pops = b.pops.get() + 1;
-    // The hit that reaches sweepAt goes to allocateSlow, which sweeps.
-    if (count != 0 && pops < b.sweepAt) [[likely]] {
-      PooledStorage* s = b.items[count - 1];
-      b.count = count - 1;
-      b.pops.set(pops);
-      unpoison(s->data, s->size);
-      s->refs.store(1, std::memory_order_relaxed);
-      s->state.store(kStateLive, std::memory_order_relaxed);
-      s->leak = nullptr;
-      return s;
-    }
-  }
+  if (n <= c->classes.chunkSize && tPoolMemo.id == c->id &&
+      c->leakLevel.load(std::memory_order_relaxed) == LeakDetectionLevel::Disabled) [[likely]]
+    return popBin(tPoolMemo.bins[c->classes.classOf(n)]);  // the hit that reaches sweepAt: slow
   return nullptr;
 }
 
@@ -1568,6 +1467,7 @@ LeakDetectionLevel PooledByteBufAllocator::leakDetectionLevel() const noexcept {
 
 void PooledByteBufAllocator::setLeakDetectionLevel(LeakDetectionLevel level) noexcept {
   core_->leakLevel.store(level, std::memory_order_relaxed);
+  updateFastPath();
 }
 
 std::vector<LeakReport> PooledByteBufAllocator::leaks() const {
@@ -1616,8 +1516,8 @@ void PooledByteBufAllocator::checkLive(const detail::Storage* storage) const {
         fmt::format("storage {} ({}) does not belong to this PooledByteBufAllocator",
                     static_cast<const void*>(storage->data), toString(storage->kind)));
   }
-  if (static_cast<const PooledStorage*>(storage)->state.load(std::memory_order_acquire) !=
-      detail::kStateLive) {
+  if (static_cast<const PooledStorage*>(storage)->state.load(std::memory_order_acquire) ==
+      detail::kStateFree) {
     throw UseAfterFreeError(
         fmt::format("pooled storage {} ({} bytes) was already returned to its pool",
                     static_cast<const void*>(storage->data), storage->size));

@@ -129,6 +129,55 @@ TEST_CASE("every size-class boundary allocates a usable slot of the right size")
   checkNothingLive(a);
 }
 
+TEST_CASE("buffer()'s inline cache hit: right class, right allocator, counted, off when tracking") {
+  PooledByteBufAllocator a(smallPool()), b(smallPool());
+  // Each size twice: the first allocation may miss; its release parks the block in this thread's
+  // bin, so the second is a hit, served inline for sizes up to 4 pages, out of line above.
+  const std::size_t page = a.options().pageSize;
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16},
+                        std::size_t{17}, std::size_t{1000}, 4 * page - 1, 4 * page, 4 * page + 1}) {
+    CAPTURE(n);
+    const std::byte* first = a.buffer(n).data();
+    const std::uint64_t hits = a.totalStats().cacheHits;
+    ByteBuf again = a.buffer(n);
+    CHECK(again.data() == first);  // LIFO: the block just released
+    CHECK(a.totalStats().cacheHits == hits + 1);
+    CHECK(again.capacity() == n);
+    CHECK(again.maxFastWritableBytes() == a.normalizeSize(n));
+    CHECK(again.refCnt() == 1);
+    a.checkLive(again);
+    CHECK_THROWS_AS(b.checkLive(again), WrongAllocatorError);
+  }
+
+  // Two allocators on one thread: the memo follows the last one used, and each hit comes from the
+  // right allocator's cache.
+  const std::byte* fromA = a.buffer(64).data();
+  const std::byte* fromB = b.buffer(64).data();
+  for (int round = 0; round < 3; ++round) {
+    ByteBuf x = a.buffer(64);
+    ByteBuf y = b.buffer(64);
+    CHECK(x.data() == fromA);
+    CHECK(y.data() == fromB);
+    a.checkLive(x);
+    b.checkLive(y);
+  }
+  // Through the base class, as a pipeline holds its allocator.
+  ByteBufAllocator& base = a;
+  CHECK(base.buffer(64).data() == fromA);
+
+  // Leak detection turned on later: the next allocation is tracked, not served inline untracked.
+  a.setLeakDetectionLevel(LeakDetectionLevel::Paranoid);
+  ByteBuf tracked = a.buffer(64);
+  CHECK(a.leaks().size() == 1);
+  tracked.reset();
+  a.setLeakDetectionLevel(LeakDetectionLevel::Disabled);
+  ByteBuf untracked = a.buffer(64);
+  CHECK(a.leaks().empty());
+  untracked.reset();
+  checkNothingLive(a);
+  checkNothingLive(b);
+}
+
 TEST_CASE("huge buffers are allocated directly, freed on release and never cached") {
   PooledByteBufAllocator a(smallPool());
   const std::size_t n = a.options().chunkSize + 100;

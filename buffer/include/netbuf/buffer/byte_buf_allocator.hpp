@@ -10,7 +10,9 @@
 // Thread-safety: every allocator is safe to use from any number of threads at once. The default
 // allocator may be replaced with setDefaultAllocator() only while no other thread uses it.
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <netbuf/buffer/limits.hpp>
 
 namespace netbuf {
@@ -34,7 +36,8 @@ class ByteBufAllocator {
 
   /// A buffer with capacity initialCapacity (not zeroed) that may grow to maxCapacity.
   /// IllegalArgumentError unless initialCapacity <= maxCapacity <= kMaxCapacityLimit. (Inline,
-  /// defined in byte_buf.hpp: the argument check, then one virtual call, newBuffer.)
+  /// defined in byte_buf.hpp: the argument check; a pooled allocator's thread-cache hit for a
+  /// small size, inline, with no call; otherwise one virtual call, newBuffer.)
   inline ByteBuf buffer(std::size_t initialCapacity = kDefaultInitialCapacity,
                         std::size_t maxCapacity = kDefaultMaxCapacity);
   /// Same, with the initial capacity zero-filled.
@@ -77,6 +80,16 @@ class ByteBufAllocator {
                                  std::size_t maxCapacity) noexcept;
   [[noreturn]] static void throwBadBufferArguments(std::size_t initialCapacity,
                                                    std::size_t maxCapacity);
+
+  // buffer()'s inline path (pool_fast_path.hpp), for the pooled allocator. While fastId_ is not
+  // kNoFastPath, it is the id under which the thread caches of this allocator are memoised
+  // (detail::tPoolMemo.id; never 0, never reused), and a request of n <= fastLimit_ bytes whose
+  // thread memo matches pops a block from bin fastLookup_[(n + 15) >> 4] of the memo's cache.
+  // Other allocators leave fastId_ at kNoFastPath, which no memo holds.
+  static constexpr std::uint64_t kNoFastPath = UINT64_MAX;
+  std::atomic<std::uint64_t> fastId_{kNoFastPath};
+  const std::uint16_t* fastLookup_ = nullptr;
+  std::size_t fastLimit_ = 0;
 };
 
 /// Heap memory from aligned operator new, no pooling and no zeroing. One allocation per buffer:

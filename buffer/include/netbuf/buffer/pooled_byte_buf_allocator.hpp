@@ -204,6 +204,8 @@ class PooledByteBufAllocator final : public ByteBufAllocator {
 
  private:
   [[gnu::noinline]] ByteBuf newBufferSlow(std::size_t initialCapacity, std::size_t maxCapacity);
+  /// Turns buffer()'s inline path on or off to match the options and the leak detection level.
+  void updateFastPath() noexcept;
 
   detail::PoolCore* core_;
 };
