@@ -114,7 +114,7 @@ ByteBuf ByteBuf::adopt(detail::Storage* storage, std::size_t capacity, std::size
 std::size_t ByteBuf::maxFastWritableBytes() const noexcept {
   if (writeBlocked_) return 0;
   const std::size_t room = storage_->size - static_cast<std::size_t>(base_ - storage_->data);
-  return std::min(room, maxCapacity_) - writerIndex_;
+  return std::min<std::size_t>(room, maxCapacity_) - writerIndex_;
 }
 
 ByteBuf& ByteBuf::capacity(std::size_t newCapacity) {
@@ -151,7 +151,7 @@ void ByteBuf::reallocate(std::size_t newCapacity) {
     return;
   }
   detail::Storage* fresh = alloc().allocateStorage(newCapacity);
-  const std::size_t keep = std::min(capacity_, newCapacity);
+  const std::size_t keep = std::min<std::size_t>(capacity_, newCapacity);
   if (keep != 0) std::memcpy(fresh->data, base_, keep);
   if (refCredit_ != 0) {
     releaseWithCredit();
@@ -162,7 +162,7 @@ void ByteBuf::reallocate(std::size_t newCapacity) {
   base_ = fresh->data;
   capacity_ = newCapacity;
   if (writerIndex_ > newCapacity) {
-    readerIndex_ = std::min(readerIndex_, newCapacity);
+    readerIndex_ = std::min<std::size_t>(readerIndex_, newCapacity);
     writerIndex_ = newCapacity;
   }
 }
@@ -267,7 +267,7 @@ ByteBuf ByteBuf::retainedDuplicate() const {
 ByteBuf ByteBuf::copy(std::size_t index, std::size_t length) const {
   if (storage_ == nullptr) checkMutable("copy");
   checkIndexRange(index, length, "copy");
-  ByteBuf out = alloc().buffer(length, std::max(length, maxCapacity_));
+  ByteBuf out = alloc().buffer(length, std::max<std::size_t>(length, maxCapacity_));
   if (length != 0) std::memcpy(out.base_, base_ + index, length);
   out.writerIndex_ = length;
   return out;

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <array>
 #include <bit>
@@ -1742,6 +1744,52 @@ TEST_CASE("views from slice() and readSlice()") {
   CHECK(b.readerIndex() == 3);
   b.setByte(4, 50);
   CHECK(v.getByte(3) == 50);  // a view sees the live bytes
+}
+
+TEST_CASE("indices at the top of the 32-bit range: no truncation, growth refused past the limit") {
+  // 4 GiB - 1 bytes of address space, inaccessible (and not committed) except the first and the
+  // last page, which are all the test touches: a stray access anywhere else faults.
+  const std::size_t n = netbuf::kMaxCapacityLimit;
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  void* mem = ::mmap(nullptr, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  REQUIRE(mem != MAP_FAILED);
+  auto* bytes = static_cast<std::byte*>(mem);
+  const std::size_t lastPage = (n - 1) / page * page;
+  REQUIRE(::mprotect(bytes, page, PROT_READ | PROT_WRITE) == 0);
+  REQUIRE(::mprotect(bytes + lastPage, n - lastPage, PROT_READ | PROT_WRITE) == 0);
+  ByteBuf b = Unpooled::wrappedBuffer(mem, n, [](void* p, std::size_t size) { ::munmap(p, size); });
+  CHECK(b.capacity() == n);
+  CHECK(b.maxCapacity() == n);
+  CHECK(b.writerIndex() == n);
+  CHECK(b.readableBytes() == n);
+  b.setLong(n - 8, 0x0102030405060708);
+  b.setByte(0, 0x55);
+  b.readerIndex(n - 8);
+  b.markReaderIndex();
+  CHECK(b.readLong() == 0x0102030405060708);
+  CHECK(b.readerIndex() == n);
+  CHECK(!b.isReadable());
+  b.resetReaderIndex();
+  CHECK(b.readerIndex() == n - 8);
+  b.setIndex(n - 1, n);
+  CHECK(b.readableBytes() == 1);
+  CHECK(b.getByte(n - 1) == 0x08);
+  CHECK_THROWS_AS(b.writerIndex(n + 1), IndexOutOfBoundsError);
+  CHECK_THROWS_AS(b.getByte(n), IndexOutOfBoundsError);
+  ByteBuf tail = b.retainedSlice(n - 16, 16);
+  CHECK(tail.getLong(8) == 0x0102030405060708);
+  // No room and no growth: maxCapacity is the limit.
+  CHECK((b.ensureWritable(1, false) == netbuf::EnsureWritableResult::NotEnoughUnchanged));
+  CHECK_THROWS_AS(b.writeByte(1), IndexOutOfBoundsError);
+  // discardReadBytes moves the one readable byte to 0 and the marks down with it.
+  b.markWriterIndex();
+  b.discardReadBytes();
+  CHECK(b.readerIndex() == 0);
+  CHECK(b.writerIndex() == 1);
+  CHECK(b.getByte(0) == 0x08);
+  b.resetWriterIndex();
+  CHECK(b.writerIndex() == 1);
+  CHECK_THROWS_AS(Unpooled::buffer(0, n + 1), IllegalArgumentError);
 }
 
 TEST_CASE("ByteBuf::adopt validates its storage") {

@@ -151,7 +151,9 @@ struct BufferFormatter {
 
 /// Netty's AbstractByteBuf.adjustMarkers, for discardReadBytes: the marks move down with the
 /// discarded bytes, each clamped at 0.
-inline void adjustMarkers(std::size_t& markedReader, std::size_t& markedWriter,
+/// (Index: ByteBuf's 32-bit fields or CompositeByteBuf's std::size_t ones.)
+template <class Index>
+inline void adjustMarkers(Index& markedReader, Index& markedWriter,
                           std::size_t decrement) noexcept {
   // Both marks clamp independently: a writer mark may lie below the reader mark (mark the writer,
   // then read past it), where Netty's version would go negative.

@@ -465,21 +465,28 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   // Invariants: readerIndex_ <= writerIndex_ <= capacity_ <= maxCapacity_ <= kMaxCapacityLimit;
   // base_[0..capacity_) lies inside storage_->data[0..storage_->size); an empty handle has every
   // field zero/null. Derived handles (slices, duplicates) have maxCapacity_ == capacity_.
+  //
+  // Indices and capacities are 32-bit (kMaxCapacityLimit is UINT32_MAX; Netty's is 2^31 - 1): the
+  // handle is 48 bytes instead of 72, which is what a slot of a vector of buffers, a pipeline's
+  // message or a composite's component costs in cache. The API takes and returns std::size_t;
+  // every value stored here has been checked against capacity_ or maxCapacity_ first, and sums
+  // of an index and a length are computed in std::size_t, so none overflows.
   detail::Storage* storage_ = nullptr;
   std::byte* base_ = nullptr;
-  std::size_t readerIndex_ = 0;
-  std::size_t writerIndex_ = 0;
-  std::size_t capacity_ = 0;
-  std::size_t maxCapacity_ = 0;
-  std::size_t markedReaderIndex_ = 0;
-  std::size_t markedWriterIndex_ = 0;
+  std::uint32_t readerIndex_ = 0;
+  std::uint32_t writerIndex_ = 0;
+  std::uint32_t capacity_ = 0;
+  std::uint32_t maxCapacity_ = 0;
+  std::uint32_t markedReaderIndex_ = 0;
+  std::uint32_t markedWriterIndex_ = 0;
   bool readOnly_ = false;
   // readOnly_ || empty: the one flag the write fast paths test.
   bool writeBlocked_ = true;
   // References to storage_ held in reserve by this handle (beyond its own), spent by
-  // readRetainedSliceBatched. Fits in the padding after the two flags: sizeof stays 72.
+  // readRetainedSliceBatched. Fits in the padding after the two flags.
   std::uint32_t refCredit_ = 0;
 };
+static_assert(sizeof(ByteBuf) == 48, "two pointers, six 32-bit indices, two flags, the credit");
 
 inline bool operator==(const ByteBuf& a, const ByteBuf& b) { return a.equals(b); }
 

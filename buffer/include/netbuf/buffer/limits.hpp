@@ -2,12 +2,14 @@
 // Capacity limits shared by every buffer type and allocator.
 
 #include <cstddef>
+#include <cstdint>
 
 namespace netbuf {
 
 /// Netty's default maximum capacity (Integer.MAX_VALUE).
 inline constexpr std::size_t kDefaultMaxCapacity = 0x7fffffff;
-/// No buffer may be larger than this, so index + length of any validated pair never overflows.
-inline constexpr std::size_t kMaxCapacityLimit = static_cast<std::size_t>(-1) >> 2;
+/// No ByteBuf or CompositeByteBuf may be larger than this (4 GiB - 1): ByteBuf keeps its indices in
+/// 32 bits. index + length of any validated pair, computed in std::size_t, never overflows.
+inline constexpr std::size_t kMaxCapacityLimit = UINT32_MAX;
 
 }  // namespace netbuf
