@@ -401,6 +401,15 @@ void destroyWrapped(detail::Storage* s) noexcept {
   delete w;
 }
 
+/// Wrapped memory must fit a ByteBuf's 32-bit indices. Checked before any storage is made, so a
+/// refused container is left with the caller (not moved from) and nothing leaks.
+void checkWrapSize(const char* what, std::size_t size) {
+  if (size > kMaxCapacityLimit) {
+    throw IllegalArgumentError(
+        fmt::format("{}: {} bytes (expected: <= {})", what, size, kMaxCapacityLimit));
+  }
+}
+
 ByteBuf wrapFull(detail::Storage* s) {
   ByteBuf b = ByteBuf::adopt(s, s->size, s->size);
   b.writerIndex(s->size);
@@ -432,6 +441,7 @@ ByteBuf Unpooled::wrappedBuffer(void* data, std::size_t size,
 }
 
 ByteBuf Unpooled::wrappedBuffer(std::string&& bytes) {
+  checkWrapSize("wrappedBuffer", bytes.size());
   auto* s = new OwnedStorage<std::string>(std::move(bytes));
   // Take the pointer after the move: a short string's characters live inside the string object.
   s->kind = StorageKind::OwnedString;
@@ -442,6 +452,7 @@ ByteBuf Unpooled::wrappedBuffer(std::string&& bytes) {
 }
 
 ByteBuf Unpooled::wrappedBuffer(std::vector<std::byte>&& bytes) {
+  checkWrapSize("wrappedBuffer", bytes.size());
   auto* s = new OwnedStorage<std::vector<std::byte>>(std::move(bytes));
   s->kind = StorageKind::OwnedVector;
   s->data = s->value.data();
@@ -451,6 +462,7 @@ ByteBuf Unpooled::wrappedBuffer(std::vector<std::byte>&& bytes) {
 }
 
 ByteBuf Unpooled::wrappedUnownedBuffer(std::span<std::byte> bytes) {
+  checkWrapSize("wrappedUnownedBuffer", bytes.size());
   auto* s = new detail::Storage();
   s->kind = StorageKind::Unowned;
   s->data = bytes.data();

@@ -1776,6 +1776,13 @@ TEST_CASE("indices at the top of the 32-bit range: no truncation, growth refused
   CHECK(b.getByte(n - 1) == 0x08);
   CHECK_THROWS_AS(b.writerIndex(n + 1), IndexOutOfBoundsError);
   CHECK_THROWS_AS(b.getByte(n), IndexOutOfBoundsError);
+  // Multi-byte accesses across the end: the sums are taken in 64 bits, so none wraps to a small
+  // index that would pass the check.
+  CHECK_THROWS_AS(b.getLong(n - 7), IndexOutOfBoundsError);
+  CHECK_THROWS_AS(b.setInt(n - 3, 1), IndexOutOfBoundsError);
+  CHECK_THROWS_AS(b.readLong(), IndexOutOfBoundsError);  // one byte readable
+  CHECK(b.readerIndex() == n - 1);
+  CHECK_THROWS_AS((void)b.retainedSlice(n - 8, 9), IndexOutOfBoundsError);
   ByteBuf tail = b.retainedSlice(n - 16, 16);
   CHECK(tail.getLong(8) == 0x0102030405060708);
   // No room and no growth: maxCapacity is the limit.
@@ -1790,6 +1797,15 @@ TEST_CASE("indices at the top of the 32-bit range: no truncation, growth refused
   b.resetWriterIndex();
   CHECK(b.writerIndex() == 1);
   CHECK_THROWS_AS(Unpooled::buffer(0, n + 1), IllegalArgumentError);
+  // Wrapping more than the limit is refused before any storage is made (LeakSanitizer checks
+  // that none leaks); the memory is never touched.
+  CHECK_THROWS_AS(Unpooled::wrappedUnownedBuffer(std::span<std::byte>(bytes, n + 1)),
+                  IllegalArgumentError);
+  CHECK_THROWS_AS(Unpooled::wrappedBuffer(mem, n + 1, [](void*, std::size_t) {}),
+                  IllegalArgumentError);
+  // Text bounds are not capped at the buffer limit: scratch memory is sized by them.
+  static_assert(netbuf::detail::textBound(n, 3) == 3 * n);
+  static_assert(netbuf::detail::textBound(SIZE_MAX / 2, 3) == SIZE_MAX);
 }
 
 TEST_CASE("ByteBuf::adopt validates its storage") {

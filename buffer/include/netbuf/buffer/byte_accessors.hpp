@@ -105,11 +105,13 @@ inline void storeValue(std::byte* p, T value) noexcept {
   }
 }
 
-/// Bound arithmetic for text must not overflow for absurd inputs: a bound that would exceed
-/// kMaxCapacityLimit becomes kMaxCapacityLimit + 1, which no buffer can hold, so ensureWritable
-/// reports it as an out-of-bounds error.
+/// The most bytes a text kernel writes for `units` input units, `factor` bytes each: what scratch
+/// memory is sized by and what writeEncoded reserves when the buffer can hold it. It must not be
+/// capped at a buffer limit (a kernel may write up to it), so it saturates at SIZE_MAX, an
+/// allocation that fails, instead of wrapping; no buffer can hold that, so writeEncoded falls back
+/// to the exact size, which ensureWritable checks.
 constexpr std::size_t textBound(std::size_t units, std::size_t factor) noexcept {
-  return units > kMaxCapacityLimit / factor ? kMaxCapacityLimit + 1 : units * factor;
+  return units > SIZE_MAX / factor ? SIZE_MAX : units * factor;
 }
 
 /// Scratch memory for the segmented paths: on the stack when small, on the heap otherwise.
