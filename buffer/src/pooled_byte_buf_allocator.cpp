@@ -1237,11 +1237,15 @@ PooledByteBufAllocator::PooledByteBufAllocator(const PooledAllocatorOptions& o) 
 }
 
 // The inline path (ByteBufAllocator::buffer) serves hits only while leak detection is disabled and
-// threads have caches; otherwise it is off and every allocation comes here.
+// threads have caches; otherwise it is off and every allocation comes here. Code built without
+// ASan cannot unpoison the slots this library poisons when it is built with ASan: for such code
+// the path stays off.
 void PooledByteBufAllocator::updateFastPath() noexcept {
   const bool on = core_->options.useThreadCache &&
                   core_->leakLevel.load(std::memory_order_relaxed) == LeakDetectionLevel::Disabled;
-  fastId_.store(on ? core_->id : kNoFastPath, std::memory_order_relaxed);
+  const std::uint64_t id = on ? core_->id : kNoFastPath;
+  fastIds_[1].store(id, std::memory_order_relaxed);
+  fastIds_[0].store(detail::kPoolAsan == 0 ? id : kNoFastPath, std::memory_order_relaxed);
 }
 
 PooledByteBufAllocator::~PooledByteBufAllocator() {

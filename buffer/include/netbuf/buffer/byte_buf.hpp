@@ -496,7 +496,7 @@ inline ByteBuf ByteBufAllocator::buffer(std::size_t initialCapacity, std::size_t
   // A pooled allocator's thread-cache hit, inline: a virtual call would cost more than the hit
   // (and its result would go through memory). Every other case makes the call.
   if (initialCapacity <= fastLimit_ &&
-      detail::tPoolMemo.id == fastId_.load(std::memory_order_relaxed)) {
+      detail::tPoolMemo.id == fastIds_[detail::kPoolAsan].load(std::memory_order_relaxed)) {
     if (detail::PooledStorage* s = detail::popBin(
             detail::tPoolMemo.bins[fastLookup_[(initialCapacity + 15) >> 4]])) [[likely]]
       return handleOn(s, initialCapacity, maxCapacity);

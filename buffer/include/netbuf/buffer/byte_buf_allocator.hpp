@@ -81,13 +81,15 @@ class ByteBufAllocator {
   [[noreturn]] static void throwBadBufferArguments(std::size_t initialCapacity,
                                                    std::size_t maxCapacity);
 
-  // buffer()'s inline path (pool_fast_path.hpp), for the pooled allocator. While fastId_ is not
+  // buffer()'s inline path (pool_fast_path.hpp), for the pooled allocator. While an id is not
   // kNoFastPath, it is the id under which the thread caches of this allocator are memoised
   // (detail::tPoolMemo.id; never 0, never reused), and a request of n <= fastLimit_ bytes whose
   // thread memo matches pops a block from bin fastLookup_[(n + 15) >> 4] of the memo's cache.
-  // Other allocators leave fastId_ at kNoFastPath, which no memo holds.
+  // fastIds_[detail::kPoolAsan] is the one a caller's code reads: [0] for code built without
+  // AddressSanitizer, which the pool leaves off when the library itself poisons free slots.
+  // Other allocators leave both at kNoFastPath, which no memo holds.
   static constexpr std::uint64_t kNoFastPath = UINT64_MAX;
-  std::atomic<std::uint64_t> fastId_{kNoFastPath};
+  std::atomic<std::uint64_t> fastIds_[2] = {kNoFastPath, kNoFastPath};
   const std::uint16_t* fastLookup_ = nullptr;
   std::size_t fastLimit_ = 0;
 };

@@ -24,10 +24,27 @@
 
 namespace netbuf::detail {
 
+/// 1 in a translation unit built with AddressSanitizer, 0 otherwise. The pool poisons free slots
+/// when the library is built with ASan; an inline pop compiled without ASan could not unpoison
+/// them, so such code uses a fast-path id the library leaves off (ByteBufAllocator::fastIds_).
+#ifdef NETBUF_ASAN
+inline constexpr int kPoolAsan = 1;
+#else
+inline constexpr int kPoolAsan = 0;
+#endif
+
 struct PoolChunk;
 struct PoolCore;
 struct LeakRecord;
 struct ThreadCache;
+
+// The inline functions whose bodies depend on ASan get distinct names in the two builds (an inline
+// namespace), so a program mixing instrumented and plain code keeps one definition of each.
+#ifdef NETBUF_ASAN
+inline namespace pool_asan {
+#else
+inline namespace pool_plain {
+#endif
 
 // Freed slots are poisoned under ASan so that a use after free through a stale view or pointer is
 // reported at the faulting access.
@@ -41,6 +58,8 @@ inline void unpoison([[maybe_unused]] void* p, [[maybe_unused]] std::size_t n) n
   ASAN_UNPOISON_MEMORY_REGION(p, n);
 #endif
 }
+
+}  // inline namespace
 
 /// A counter written by one thread (load + store, no locked instruction) and read by any.
 struct OwnedCounter {
@@ -136,6 +155,12 @@ struct PoolThreadMemo {
 };
 extern constinit thread_local PoolThreadMemo tPoolMemo;
 
+#ifdef NETBUF_ASAN
+inline namespace pool_asan {
+#else
+inline namespace pool_plain {
+#endif
+
 /// A cache hit: pops the bin's top block and makes it live (count 1, untracked), or returns
 /// nullptr when the bin is empty or this hit is due to sweep the cache (the slow path does both).
 inline PooledStorage* popBin(PoolBin& b) noexcept {
@@ -153,5 +178,7 @@ inline PooledStorage* popBin(PoolBin& b) noexcept {
   }
   return nullptr;
 }
+
+}  // inline namespace
 
 }  // namespace netbuf::detail
