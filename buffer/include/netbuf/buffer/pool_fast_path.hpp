@@ -108,11 +108,11 @@ inline constexpr std::uint16_t kDirectClass = 0xffff;  // huge or fallback: not 
 /// Exactly one cache line (64 bytes, 64-aligned): a release or an allocation touches one line,
 /// which matters when blocks are reached in random order or handed between threads.
 /// Invariants: state is not Free exactly while a handle may exist (refs > 0); it is LiveSlow when
-/// `leak` is set or the block is direct. sizeClass is kDirectClass
-/// for direct (huge/fallback) blocks, whose `core` names their allocator; every other block has a
-/// `chunk` (a real chunk while it owns a slot, its arena's `detached` sentinel while it sits on
-/// the slab free list), so chunk->arena->core always names the allocator. `leak` is meaningful
-/// only while Live, `next` only while the block is on a return stack or a free list.
+/// `leak` is set or the block is direct. sizeClass is kDirectClass for direct (huge/fallback)
+/// blocks, whose `core` names their allocator; every other block has a `chunk` (a real chunk while
+/// it owns a slot, its arena's `detached` sentinel while it sits on the slab free list), so
+/// chunk->arena->core always names the allocator. `leak` is meaningful only while the block is
+/// live, `next` only while it is on a return stack or a free list.
 struct alignas(64) PooledStorage : Storage {
   union {
     PoolChunk* chunk;
