@@ -428,7 +428,8 @@ ByteBuf Unpooled::zeroedBuffer(std::size_t initialCapacity, std::size_t maxCapac
 
 ByteBuf Unpooled::wrappedBuffer(void* data, std::size_t size,
                                 std::function<void(void*, std::size_t)> deleter) {
-  if (size > kMaxCapacityLimit || (data == nullptr && size != 0)) {
+  checkWrapSize("wrappedBuffer", size);
+  if (data == nullptr && size != 0) {
     throw IllegalArgumentError(fmt::format("wrappedBuffer: invalid memory ({} bytes)", size));
   }
   auto* s = new WrappedStorage();

@@ -109,7 +109,7 @@ struct SizeClasses {
         slotsPerRun.push_back(1);
       }
     }
-    smallLookup.resize(smallLimit / 16 + 1);
+    smallLookup.resize(smallClassIndex(smallLimit) + 1);
     for (std::size_t i = 0; i < smallLookup.size(); ++i) smallLookup[i] = firstAtLeast(i * 16);
     normalLookup.resize(numPages + 1);
     for (std::size_t p = 0; p <= numPages; ++p) normalLookup[p] = firstAtLeast(p * page);
@@ -120,7 +120,7 @@ struct SizeClasses {
   }
   /// n <= chunkSize.
   unsigned classOf(std::size_t n) const noexcept {
-    return n <= smallLimit ? smallLookup[(n + 15) >> 4]
+    return n <= smallLimit ? smallLookup[smallClassIndex(n)]
                            : normalLookup[(n + pageSize - 1) >> pageShift];
   }
 };
@@ -1328,11 +1328,10 @@ namespace detail {
 
 // The out-of-line fast path, for allocateStorage and for newBuffer when buffer()'s inline path did
 // not serve the request (a size above its limit, another allocator's memo, leak detection on, or
-// an empty bin): a cache hit with leak detection disabled. nullptr sends the caller to
-// allocateSlow, which handles everything else.
-inline PooledStorage* popCached(PoolCore* c, std::size_t n) noexcept {
-  if (n <= c->classes.chunkSize && tPoolMemo.id == c->id &&
-      c->leakLevel.load(std::memory_order_relaxed) == LeakDetectionLevel::Disabled) [[likely]]
+// an empty bin): a cache hit while the allocator's fast-path id is on (fastId: see
+// updateFastPath). nullptr sends the caller to allocateSlow, which handles everything else.
+inline PooledStorage* popCached(PoolCore* c, std::uint64_t fastId, std::size_t n) noexcept {
+  if (n <= c->classes.chunkSize && tPoolMemo.id == fastId) [[likely]]
     return popBin(tPoolMemo.bins[c->classes.classOf(n)]);  // the hit that reaches sweepAt: slow
   return nullptr;
 }
@@ -1340,7 +1339,8 @@ inline PooledStorage* popCached(PoolCore* c, std::size_t n) noexcept {
 }  // namespace detail
 
 detail::Storage* PooledByteBufAllocator::allocateStorage(std::size_t n) {
-  if (PooledStorage* s = detail::popCached(core_, n)) [[likely]]
+  if (PooledStorage* s = detail::popCached(
+          core_, fastIds_[detail::kPoolAsan].load(std::memory_order_relaxed), n)) [[likely]]
     return s;
   return detail::allocateSlow(core_, n);
 }
@@ -1348,7 +1348,8 @@ detail::Storage* PooledByteBufAllocator::allocateStorage(std::size_t n) {
 // One call for buffer(): the block and the handle (a pooled block always has room for n). The
 // slow path is a tail call, so the hit saves and restores no registers.
 ByteBuf PooledByteBufAllocator::newBuffer(std::size_t n, std::size_t maxCapacity) {
-  if (detail::Storage* s = detail::popCached(core_, n)) [[likely]]
+  if (detail::Storage* s = detail::popCached(
+          core_, fastIds_[detail::kPoolAsan].load(std::memory_order_relaxed), n)) [[likely]]
     return handleOn(s, n, maxCapacity);
   return newBufferSlow(n, maxCapacity);
 }

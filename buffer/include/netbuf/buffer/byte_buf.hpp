@@ -498,7 +498,8 @@ inline ByteBuf ByteBufAllocator::buffer(std::size_t initialCapacity, std::size_t
   if (initialCapacity <= fastLimit_ &&
       detail::tPoolMemo.id == fastIds_[detail::kPoolAsan].load(std::memory_order_relaxed)) {
     if (detail::PooledStorage* s = detail::popBin(
-            detail::tPoolMemo.bins[fastLookup_[(initialCapacity + 15) >> 4]])) [[likely]]
+            detail::tPoolMemo.bins[fastLookup_[detail::smallClassIndex(initialCapacity)]]))
+        [[likely]]
       return handleOn(s, initialCapacity, maxCapacity);
   }
   return newBuffer(initialCapacity, maxCapacity);

@@ -84,7 +84,7 @@ class ByteBufAllocator {
   // buffer()'s inline path (pool_fast_path.hpp), for the pooled allocator. While an id is not
   // kNoFastPath, it is the id under which the thread caches of this allocator are memoised
   // (detail::tPoolMemo.id; never 0, never reused), and a request of n <= fastLimit_ bytes whose
-  // thread memo matches pops a block from bin fastLookup_[(n + 15) >> 4] of the memo's cache.
+  // thread memo matches pops a block from bin fastLookup_[smallClassIndex(n)] of the memo's cache.
   // fastIds_[detail::kPoolAsan] is the one a caller's code reads: [0] for code built without
   // AddressSanitizer, which the pool leaves off when the library itself poisons free slots.
   // Other allocators leave both at kNoFastPath, which no memo holds.

@@ -103,6 +103,10 @@ inline constexpr std::uint8_t kStateLive = 1;
 inline constexpr std::uint8_t kStateLiveSlow = 2;
 inline constexpr std::uint16_t kDirectClass = 0xffff;  // huge or fallback: not in any chunk
 
+/// The index of n bytes (n <= the small limit, 4 pages) in the pool's small-class lookup table:
+/// one entry per 16-byte quantum.
+constexpr std::size_t smallClassIndex(std::size_t n) noexcept { return (n + 15) >> 4; }
+
 /// The control block of a pooled buffer. Lives in an arena slab (or in front of a direct
 /// allocation) and stays attached to its slot while the slot is cached, so reuse costs no malloc.
 /// Exactly one cache line (64 bytes, 64-aligned): a release or an allocation touches one line,
