@@ -343,7 +343,13 @@ struct PoolArena {
 };
 
 struct PoolCore {
-  std::uint64_t id = 0;
+  std::uint64_t id = 0;  // identity: immutable, never 0, never reused
+  // The id under which threads memoise their cache of this allocator (tPoolMemo.id) and, while the
+  // inline path is on, the allocator's fast-path id. A fresh one from the same counter as `id` at
+  // construction and at every change of the leak detection level: every thread's memo then goes
+  // stale, so its next allocation takes cacheSlow, which sets its bins' sampling for the new level
+  // (syncSampling). Released after the level is stored, acquired before it is read.
+  std::atomic<std::uint64_t> memoId{0};
   PooledByteBufAllocator* facade = nullptr;
   PooledAllocatorOptions options;
   SizeClasses classes;
@@ -374,7 +380,7 @@ struct PoolCore {
   void detachCache(ThreadCache* tc) noexcept;
   void track(PooledStorage* s, std::size_t requested) noexcept;
   void untrack(PooledStorage* s) noexcept;
-  void maybeTrack(PooledStorage* s, std::size_t requested) noexcept;
+  void syncSampling(ThreadCache* tc) noexcept;
 
   // Arena internals; the arena mutex is held.
   PooledStorage* allocateInArena(PoolArena& a, unsigned cls);
@@ -423,9 +429,24 @@ struct TlsCaches {
 thread_local TlsCaches tCaches;
 
 inline ThreadCache* cacheFor(PoolCore* core, bool create) {
-  if (tPoolMemo.id == core->id) [[likely]]
+  if (tPoolMemo.id == core->memoId.load(std::memory_order_relaxed)) [[likely]]
     return tPoolMemo.cache;
   return core->cacheSlow(create);
+}
+
+// Leak detection `simple` tracks one allocation in kLeakSampleInterval: per size class of a thread
+// cache (PoolBin::sampleAt) and, for allocations served outside the bins, per thread (tSample).
+constexpr std::uint64_t kLeakSampleInterval = 128;
+
+/// `base + n`, saturating at UINT64_MAX (counters that never wrap in practice, and "never").
+constexpr std::uint64_t addSaturating(std::uint64_t base, std::uint64_t n) noexcept {
+  return base + std::min(n, UINT64_MAX - base);
+}
+
+/// Recomputes b.slowAt from the sweep's schedule (cacheTrimInterval hits after the last sweep)
+/// and the next leak sample.
+inline void setSlowAt(PoolBin& b, std::uint64_t trimInterval) noexcept {
+  b.slowAt = std::min(addSaturating(b.popsAtSweep, trimInterval), b.sampleAt);
 }
 
 template <class T>
@@ -488,17 +509,23 @@ std::string symbolize(void* const* frames, int depth) {
 
 ThreadCache* PoolCore::cacheSlow(bool create) {
   if (tCachesGone || !options.useThreadCache) return nullptr;
+  // Acquire: the leak level syncSampling reads is at least the one stored before this id.
+  const std::uint64_t memo = memoId.load(std::memory_order_acquire);
   for (ThreadCache* tc : tCaches.list) {
     if (tc->coreId == id && tc->core.load(std::memory_order_relaxed) == this) {
-      tPoolMemo = {id, tc, tc->bins.data()};
+      syncSampling(tc);
+      tPoolMemo = {memo, tc, tc->bins.data()};
       return tc;
     }
   }
   if (!create) return nullptr;
   std::lock_guard lock(registryMutex());
-  // Drop caches orphaned by allocators destroyed since (they hold nothing any more).
+  // Drop caches orphaned by allocators destroyed since (they hold nothing any more). The memo may
+  // name one of them: clear it first, so that it never points at a deleted cache (the release
+  // fast path reads it), even when the allocation below throws.
   std::erase_if(tCaches.list, [](ThreadCache* tc) {
     if (tc->core.load(std::memory_order_relaxed) != nullptr) return false;
+    if (tPoolMemo.cache == tc) tPoolMemo = {0, nullptr, nullptr};
     delete tc;
     return true;
   });
@@ -525,8 +552,9 @@ ThreadCache* PoolCore::cacheSlow(bool create) {
                                     options.normalCacheSize);
     tc->bins[c].maxCap = static_cast<std::uint32_t>(std::min<std::size_t>(cap, 1u << 20));
     tc->bins[c].size = classes.sizes[c];
-    tc->bins[c].sweepAt = interval;
+    setSlowAt(tc->bins[c], interval);
   }
+  syncSampling(tc.get());
   tc->maxCachedBytes = options.maxCachedBytesPerThread;
   PoolArena* best = arenas.front().get();
   for (auto& a : arenas)
@@ -537,8 +565,22 @@ ThreadCache* PoolCore::cacheSlow(bool create) {
   tc->releaseArena.store(best, std::memory_order_relaxed);
   caches.push_back(tc.get());
   tCaches.list.push_back(tc.get());
-  tPoolMemo = {id, tc.get(), tc->bins.data()};
+  tPoolMemo = {memo, tc.get(), tc->bins.data()};
   return tc.release();
+}
+
+// Sets the bins' leak sampling for the allocator's level: on at `simple` (a bin that was sampling
+// keeps its schedule; one that was not samples its 128th allocation from now), off otherwise
+// (`paranoid` tracks every allocation on the slow path, which it takes every time).
+void PoolCore::syncSampling(ThreadCache* tc) noexcept {
+  const bool sampling = leakLevel.load(std::memory_order_relaxed) == LeakDetectionLevel::Simple;
+  for (ThreadCache::Bin& b : tc->bins) {
+    if (!sampling)
+      b.sampleAt = UINT64_MAX;
+    else if (b.sampleAt == UINT64_MAX)
+      b.sampleAt = addSaturating(b.pops.get(), kLeakSampleInterval);
+    setSlowAt(b, options.cacheTrimInterval);
+  }
 }
 
 // Sorts tc->remote into the bins until a block of class `cls` turns up (returned, not binned) or
@@ -727,7 +769,7 @@ void PoolCore::sweep(ThreadCache* tc) noexcept {
     if (b.count > used) returnOldest(*tc->arena, b, static_cast<std::uint32_t>(b.count - used));
     tc->releaseUnusedReservation(b);
     b.popsAtSweep = pops;
-    b.sweepAt = pops + std::min(interval, UINT64_MAX - pops);
+    setSlowAt(b, interval);
   }
 }
 
@@ -1104,11 +1146,6 @@ void PoolCore::release(PooledStorage* s) noexcept {
 
 // ------------------------------------------------------------------ leak detection
 
-void PoolCore::maybeTrack(PooledStorage* s, std::size_t requested) noexcept {
-  const LeakDetectionLevel level = leakLevel.load(std::memory_order_relaxed);
-  if (level == LeakDetectionLevel::Paranoid || (++tSample & 127) == 0) track(s, requested);
-}
-
 void PoolCore::track(PooledStorage* s, std::size_t requested) noexcept {
   auto* r = new (std::nothrow) LeakRecord();
   if (r == nullptr) return;
@@ -1216,6 +1253,7 @@ PooledByteBufAllocator::PooledByteBufAllocator(const PooledAllocatorOptions& o) 
   if (o.numArenas > 1024) bad("numArenas", o.numArenas, "at most 1024");
   auto core = std::make_unique<PoolCore>();
   core->id = detail::gNextId.fetch_add(1, std::memory_order_relaxed);
+  core->memoId.store(core->id, std::memory_order_relaxed);
   core->facade = this;
   core->options = o;
   if (core->options.cacheTrimInterval == 0) core->options.cacheTrimInterval = SIZE_MAX;
@@ -1236,14 +1274,15 @@ PooledByteBufAllocator::PooledByteBufAllocator(const PooledAllocatorOptions& o) 
   updateFastPath();
 }
 
-// The inline path (ByteBufAllocator::buffer) serves hits only while leak detection is disabled and
-// threads have caches; otherwise it is off and every allocation comes here. Code built without
-// ASan cannot unpoison the slots this library poisons when it is built with ASan: for such code
-// the path stays off.
+// The inline path (ByteBufAllocator::buffer) serves hits while threads have caches and leak
+// detection is `disabled` or `simple` (whose samples are due at a bin's slowAt, so they take the
+// slow path); at `paranoid` it is off and every allocation comes here. Code built without ASan
+// cannot unpoison the slots this library poisons when it is built with ASan: for such code the
+// path stays off.
 void PooledByteBufAllocator::updateFastPath() noexcept {
   const bool on = core_->options.useThreadCache &&
-                  core_->leakLevel.load(std::memory_order_relaxed) == LeakDetectionLevel::Disabled;
-  const std::uint64_t id = on ? core_->id : kNoFastPath;
+                  core_->leakLevel.load(std::memory_order_relaxed) != LeakDetectionLevel::Paranoid;
+  const std::uint64_t id = on ? core_->memoId.load(std::memory_order_relaxed) : kNoFastPath;
   fastIds_[1].store(id, std::memory_order_relaxed);
   fastIds_[0].store(detail::kPoolAsan == 0 ? id : kNoFastPath, std::memory_order_relaxed);
 }
@@ -1254,7 +1293,8 @@ PooledByteBufAllocator::~PooledByteBufAllocator() {
     std::lock_guard lock(detail::registryMutex());
     const std::vector<detail::ThreadCache*> caches = c->caches;
     for (detail::ThreadCache* tc : caches) c->detachCache(tc);
-    if (detail::tPoolMemo.id == c->id) detail::tPoolMemo = {0, nullptr, nullptr};
+    if (detail::tPoolMemo.cache != nullptr && detail::tPoolMemo.cache->coreId == c->id)
+      detail::tPoolMemo = {0, nullptr, nullptr};
   }
   for (auto& a : c->arenas) {
     std::lock_guard lock(a->mutex);
@@ -1279,6 +1319,9 @@ namespace detail {
 /// Everything but a cache hit: huge requests, misses, no cache yet, sweeps, leak tracking.
 [[gnu::noinline]] Storage* allocateSlow(PoolCore* c, std::size_t n) {
   PooledStorage* s;
+  // Leak sampling at `simple`: an allocation through a sampling bin is sampled by the bin's
+  // schedule (binSampling, sampled); any other by the thread's count.
+  bool binSampling = false, sampled = false;
   if (n > c->classes.chunkSize) [[unlikely]] {
     s = c->allocateHuge(n, false);
   } else {
@@ -1286,12 +1329,31 @@ namespace detail {
     ThreadCache* tc = cacheFor(c, true);
     if (tc != nullptr) [[likely]] {
       ThreadCache::Bin& b = tc->bins[cls];
+      const std::uint64_t interval = c->options.cacheTrimInterval;
+      binSampling = b.sampleAt != UINT64_MAX;
       if (b.count != 0) {
         s = b.items[--b.count];
-        b.pops.add(1);
-        if (b.pops.get() >= b.sweepAt) [[unlikely]]
-          c->sweep(tc);
+        const std::uint64_t pops = b.pops.get() + 1;
+        b.pops.set(pops);
+        if (pops >= b.sampleAt) {
+          sampled = true;
+          b.sampleAt = addSaturating(pops, kLeakSampleInterval);
+        }
+        if (pops >= addSaturating(b.popsAtSweep, interval)) [[unlikely]]
+          c->sweep(tc);  // sets slowAt
+        else
+          setSlowAt(b, interval);
       } else {
+        // A miss counts towards the bin's sample as a hit does: it brings sampleAt one closer.
+        if (binSampling) {
+          if (b.sampleAt <= b.pops.get() + 1) {
+            sampled = true;
+            b.sampleAt = addSaturating(b.pops.get(), kLeakSampleInterval);
+          } else {
+            --b.sampleAt;
+          }
+          setSlowAt(b, interval);
+        }
         try {
           s = c->allocateMiss(tc, cls);
           if (s == nullptr) {
@@ -1317,8 +1379,12 @@ namespace detail {
   // Direct blocks never take the release fast path; track() marks tracked ones the same way.
   s->state.store(s->isDirect() ? kStateLiveSlow : kStateLive, std::memory_order_relaxed);
   s->leak = nullptr;
-  if (c->leakLevel.load(std::memory_order_relaxed) != LeakDetectionLevel::Disabled) [[unlikely]]
-    c->maybeTrack(s, n);
+  const LeakDetectionLevel level = c->leakLevel.load(std::memory_order_relaxed);
+  if (level != LeakDetectionLevel::Disabled) [[unlikely]] {
+    if (level == LeakDetectionLevel::Paranoid ||
+        (binSampling ? sampled : ++tSample % kLeakSampleInterval == 0))
+      c->track(s, n);
+  }
   return s;
 }
 
@@ -1471,7 +1537,13 @@ LeakDetectionLevel PooledByteBufAllocator::leakDetectionLevel() const noexcept {
 }
 
 void PooledByteBufAllocator::setLeakDetectionLevel(LeakDetectionLevel level) noexcept {
+  // Under the leak mutex, so that concurrent calls leave the last level with the last memo id.
+  std::lock_guard lock(core_->leakMutex);
   core_->leakLevel.store(level, std::memory_order_relaxed);
+  // Every thread's memo goes stale: its next allocation takes cacheSlow, which re-derives its
+  // bins' sampling for this level.
+  core_->memoId.store(detail::gNextId.fetch_add(1, std::memory_order_relaxed),
+                      std::memory_order_release);
   updateFastPath();
 }
 

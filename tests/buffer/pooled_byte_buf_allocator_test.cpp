@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <future>
 #include <random>
 #include <string>
 #include <thread>
@@ -504,6 +505,77 @@ TEST_CASE("leak detection: simple samples about 1 in 128, disabled tracks nothin
   CHECK(a.leaks().size() == 10);
   bufs.clear();
   CHECK(a.leaks().empty());
+  checkNothingLive(a);
+}
+
+TEST_CASE("leak detection: simple samples each class's 128th allocation, cache hits included") {
+  PooledAllocatorOptions o = smallPool();
+  o.leakDetection = LeakDetectionLevel::Disabled;
+  PooledByteBufAllocator a(o);
+  // Allocates and releases n buffers of `size` (all cache hits after the first), then returns
+  // one more.
+  auto churn = [&](std::size_t size, int n) {
+    for (int i = 0; i < n; ++i) ByteBuf x = a.buffer(size);
+    return a.buffer(size);
+  };
+  ByteBuf warm = churn(64, 300);
+  warm.reset();
+  a.setLeakDetectionLevel(LeakDetectionLevel::Simple);
+  const std::uint64_t hits = a.totalStats().cacheHits;
+  ByteBuf first = churn(64, 127);                 // the 128th allocation since the level changed
+  CHECK(a.totalStats().cacheHits == hits + 128);  // every one a hit, the sampled one too
+  REQUIRE(a.leaks().size() == 1);
+  CHECK(a.leaks()[0].size == 64);
+  // Each size class keeps its own schedule: 127 more of 64 B and 127 of 1000 B sample nothing...
+  ByteBuf notYet = churn(64, 126);
+  ByteBuf other = churn(1000, 126);
+  CHECK(a.leaks().size() == 1);
+  // ...and the next of each is sampled.
+  ByteBuf second = a.buffer(64);
+  ByteBuf third = a.buffer(1000);
+  CHECK(a.leaks().size() == 3);
+  // Paranoid tracks the very next allocation; back at simple, the 128th is sampled again.
+  a.setLeakDetectionLevel(LeakDetectionLevel::Paranoid);
+  ByteBuf fourth = a.buffer(64);
+  CHECK(a.leaks().size() == 4);
+  a.setLeakDetectionLevel(LeakDetectionLevel::Simple);
+  ByteBuf none = churn(64, 126);
+  CHECK(a.leaks().size() == 4);
+  ByteBuf fifth = a.buffer(64);
+  CHECK(a.leaks().size() == 5);
+  for (ByteBuf* b : {&first, &notYet, &other, &second, &third, &fourth, &none, &fifth}) b->reset();
+  CHECK(a.leaks().empty());
+  checkNothingLive(a);
+}
+
+TEST_CASE("leak detection: a level change reaches a thread whose cache is already in use") {
+  PooledAllocatorOptions o = smallPool();
+  o.leakDetection = LeakDetectionLevel::Simple;
+  PooledByteBufAllocator a(o);
+  std::promise<void> phase1Done, levelChanged, phase2Done, levelChangedAgain;
+  std::vector<ByteBuf> kept;  // written by the worker, read after it is joined
+  std::size_t leaksAfterDisabled = 0;
+  std::thread worker([&] {
+    for (int i = 0; i < 64; ++i) ByteBuf x = a.buffer(256);  // this thread's cache, at simple
+    phase1Done.set_value();
+    levelChanged.get_future().wait();  // now disabled
+    for (int i = 0; i < 1000; ++i) kept.push_back(a.buffer(256));
+    leaksAfterDisabled = a.leaks().size();
+    kept.clear();
+    phase2Done.set_value();
+    levelChangedAgain.get_future().wait();  // simple again: the 128th allocation from here
+    for (int i = 0; i < 256; ++i) kept.push_back(a.buffer(256));
+  });
+  phase1Done.get_future().wait();
+  a.setLeakDetectionLevel(LeakDetectionLevel::Disabled);
+  levelChanged.set_value();
+  phase2Done.get_future().wait();
+  a.setLeakDetectionLevel(LeakDetectionLevel::Simple);
+  levelChangedAgain.set_value();
+  worker.join();
+  CHECK(leaksAfterDisabled == 0);
+  CHECK(a.leaks().size() == 2);
+  kept.clear();
   checkNothingLive(a);
 }
 

@@ -145,13 +145,22 @@ struct alignas(64) PoolBin {
   std::uint32_t size = 0;           // the class's slot size
   OwnedCounter pops;                // cache hits in this class
   OwnedCounter inflow;              // blocks in other than by a release, minus out other than a hit
-  std::uint64_t sweepAt = 0;        // the thread sweeps when pops reaches this
-  std::uint64_t popsAtSweep = 0;    // pops at the last sweep (hits since = pops - this)
+  // The hit that brings pops to slowAt takes the slow path: slowAt = min(the sweep's pops,
+  // sampleAt). So the fast paths test one value for both the cache's sweep and leak sampling.
+  std::uint64_t slowAt = 0;
+  std::uint64_t popsAtSweep = 0;  // pops at the last sweep (hits since = pops - this)
+  // Leak detection `simple`: the allocation of this class that is sampled next is the one whose
+  // hit brings pops to sampleAt (a miss brings it one closer, see allocateSlow); UINT64_MAX when
+  // this cache does not sample.
+  std::uint64_t sampleAt = UINT64_MAX;
 };
+static_assert(sizeof(PoolBin) == 64, "one cache line per size class");
 
-/// The calling thread's most recently used thread cache: `id` is its allocator's id (ids are never
-/// reused, and 0 is no allocator), `bins` its bins. Trivially constructed and destroyed, so
-/// reading it costs one thread-local load and no guard. Set and cleared by the pool only.
+/// The calling thread's most recently used thread cache: `id` is the memo id its allocator had when
+/// the memo was set (ids are never reused, and 0 is no allocator; an allocator takes a new one when
+/// its leak detection level changes, so each thread's memo goes stale), `bins` its bins. Trivially
+/// constructed and destroyed, so reading it costs one thread-local load and no guard. Set and
+/// cleared by the pool only.
 struct PoolThreadMemo {
   std::uint64_t id;
   ThreadCache* cache;
@@ -166,11 +175,12 @@ inline namespace pool_plain {
 #endif
 
 /// A cache hit: pops the bin's top block and makes it live (count 1, untracked), or returns
-/// nullptr when the bin is empty or this hit is due to sweep the cache (the slow path does both).
+/// nullptr when the bin is empty or this hit is due to sweep the cache or to be sampled for leak
+/// detection (the slow path does all three).
 inline PooledStorage* popBin(PoolBin& b) noexcept {
   const std::uint32_t count = b.count;
   const std::uint64_t pops = b.pops.get() + 1;
-  if (count != 0 && pops < b.sweepAt) [[likely]] {
+  if (count != 0 && pops < b.slowAt) [[likely]] {
     PooledStorage* s = b.items[count - 1];
     b.count = count - 1;
     b.pops.set(pops);
