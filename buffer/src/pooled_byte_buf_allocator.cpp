@@ -434,9 +434,9 @@ inline ThreadCache* cacheFor(PoolCore* core, bool create) {
   return core->cacheSlow(create);
 }
 
-// Leak detection `simple` tracks one allocation in kLeakSampleInterval: per size class of a thread
-// cache (PoolBin::sampleAt) and, for allocations served outside the bins, per thread (tSample).
-constexpr std::uint64_t kLeakSampleInterval = 128;
+// Leak detection `simple` tracks one allocation in options.leakSamplingInterval: per size class of
+// a thread cache (PoolBin::sampleAt) and, for allocations served outside the bins, per thread
+// (tSample, shared by the thread's allocators).
 
 /// `base + n`, saturating at UINT64_MAX (counters that never wrap in practice, and "never").
 constexpr std::uint64_t addSaturating(std::uint64_t base, std::uint64_t n) noexcept {
@@ -578,7 +578,7 @@ void PoolCore::syncSampling(ThreadCache* tc) noexcept {
     if (!sampling)
       b.sampleAt = UINT64_MAX;
     else if (b.sampleAt == UINT64_MAX)
-      b.sampleAt = addSaturating(b.pops.get(), kLeakSampleInterval);
+      b.sampleAt = addSaturating(b.pops.get(), options.leakSamplingInterval);
     setSlowAt(b, options.cacheTrimInterval);
   }
 }
@@ -1251,6 +1251,8 @@ PooledByteBufAllocator::PooledByteBufAllocator(const PooledAllocatorOptions& o) 
   if (o.smallCacheSize > (1u << 20) || o.normalCacheSize > (1u << 20))
     bad("cache size", std::max(o.smallCacheSize, o.normalCacheSize), "at most 2^20 entries");
   if (o.numArenas > 1024) bad("numArenas", o.numArenas, "at most 1024");
+  if (o.leakSamplingInterval == 0 || o.leakSamplingInterval > (std::size_t{1} << 30))
+    bad("leakSamplingInterval", o.leakSamplingInterval, "in [1, 2^30]");
   auto core = std::make_unique<PoolCore>();
   core->id = detail::gNextId.fetch_add(1, std::memory_order_relaxed);
   core->memoId.store(core->id, std::memory_order_relaxed);
@@ -1337,7 +1339,7 @@ namespace detail {
         b.pops.set(pops);
         if (pops >= b.sampleAt) {
           sampled = true;
-          b.sampleAt = addSaturating(pops, kLeakSampleInterval);
+          b.sampleAt = addSaturating(pops, c->options.leakSamplingInterval);
         }
         if (pops >= addSaturating(b.popsAtSweep, interval)) [[unlikely]]
           c->sweep(tc);  // sets slowAt
@@ -1348,7 +1350,7 @@ namespace detail {
         if (binSampling) {
           if (b.sampleAt <= b.pops.get() + 1) {
             sampled = true;
-            b.sampleAt = addSaturating(b.pops.get(), kLeakSampleInterval);
+            b.sampleAt = addSaturating(b.pops.get(), c->options.leakSamplingInterval);
           } else {
             --b.sampleAt;
           }
@@ -1382,7 +1384,7 @@ namespace detail {
   const LeakDetectionLevel level = c->leakLevel.load(std::memory_order_relaxed);
   if (level != LeakDetectionLevel::Disabled) [[unlikely]] {
     if (level == LeakDetectionLevel::Paranoid ||
-        (binSampling ? sampled : ++tSample % kLeakSampleInterval == 0))
+        (binSampling ? sampled : ++tSample % c->options.leakSamplingInterval == 0))
       c->track(s, n);
   }
   return s;

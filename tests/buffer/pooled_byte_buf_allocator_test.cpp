@@ -548,6 +548,36 @@ TEST_CASE("leak detection: simple samples each class's 128th allocation, cache h
   checkNothingLive(a);
 }
 
+TEST_CASE("leak detection: the sampling interval is an option") {
+  PooledAllocatorOptions o = smallPool();
+  o.leakDetection = LeakDetectionLevel::Simple;
+  o.leakSamplingInterval = 4;
+  PooledByteBufAllocator a(o);
+  std::vector<ByteBuf> bufs;
+  // Misses (the first of each class) and hits alike: every 4th allocation of a class.
+  for (int i = 0; i < 20; ++i) {
+    ByteBuf x = a.buffer(100);
+    bufs.push_back(a.buffer(100));
+  }
+  CHECK(a.leaks().size() == 10);
+  // Huge allocations, outside the caches: counted per thread, every 4th as well.
+  const std::size_t huge = o.chunkSize + 1;
+  const std::size_t before = a.leaks().size();
+  for (int i = 0; i < 8; ++i) bufs.push_back(a.buffer(huge));
+  CHECK(a.leaks().size() == before + 2);
+  bufs.clear();
+  CHECK(a.leaks().empty());
+  checkNothingLive(a);
+
+  // 1 tracks everything, as paranoid does.
+  o.leakSamplingInterval = 1;
+  PooledByteBufAllocator every(o);
+  for (int i = 0; i < 5; ++i) bufs.push_back(every.buffer(64));
+  CHECK(every.leaks().size() == 5);
+  bufs.clear();
+  checkNothingLive(every);
+}
+
 TEST_CASE("leak detection: a level change reaches a thread whose cache is already in use") {
   PooledAllocatorOptions o = smallPool();
   o.leakDetection = LeakDetectionLevel::Simple;
@@ -640,6 +670,12 @@ TEST_CASE("invalid options are rejected with the value named") {
   o.chunkSize = 3 << 20;
   CHECK_THROWS_WITH_AS(PooledByteBufAllocator{o}, doctest::Contains("chunkSize: 3145728"),
                        IllegalArgumentError);
+  o.chunkSize = 4 << 20;
+  o.leakSamplingInterval = 0;
+  CHECK_THROWS_WITH_AS(PooledByteBufAllocator{o}, doctest::Contains("leakSamplingInterval: 0"),
+                       IllegalArgumentError);
+  o.leakSamplingInterval = (std::size_t{1} << 30) + 1;
+  CHECK_THROWS_AS(PooledByteBufAllocator{o}, IllegalArgumentError);
 }
 
 TEST_CASE("huge requests check size arithmetic for overflow") {

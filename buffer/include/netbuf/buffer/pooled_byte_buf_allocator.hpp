@@ -112,6 +112,13 @@ struct PooledAllocatorOptions {
   /// Leak detection for this allocator; unset: the process default (see
   /// PooledByteBufAllocator::defaultLeakDetectionLevel()).
   std::optional<LeakDetectionLevel> leakDetection;
+  /// At leak detection `simple`, one allocation in this many is tracked (Netty's
+  /// io.netty.leakDetection.samplingInterval, also 128 by default): each size class of a thread's
+  /// cache tracks every leakSamplingInterval-th of its allocations, and allocations served
+  /// outside the caches (huge ones, threads without a cache) are counted per thread. A tracked
+  /// allocation records a backtrace, which costs microseconds (docs/allocator.md), so the
+  /// interval sets what `simple` costs. In [1, 2^30].
+  std::size_t leakSamplingInterval = 128;
 };
 
 /// Counters for one arena, or for the whole allocator.
