@@ -243,6 +243,7 @@ struct ThreadCache {
   using Bin = PoolBin;
 
   std::uint64_t coreId = 0;              // immutable; compared without a lock
+  std::uint64_t sampledFor = 0;          // the memo id the bins' leak sampling was set for (owner)
   std::atomic<PoolCore*> core{nullptr};  // null once the allocator is gone (orphan)
   PoolArena* arena = nullptr;
   // `arena` while attached, null once detached: the release fast path compares a block's arena
@@ -513,7 +514,12 @@ ThreadCache* PoolCore::cacheSlow(bool create) {
   const std::uint64_t memo = memoId.load(std::memory_order_acquire);
   for (ThreadCache* tc : tCaches.list) {
     if (tc->coreId == id && tc->core.load(std::memory_order_relaxed) == this) {
-      syncSampling(tc);
+      // A thread that alternates between allocators comes here at every switch: the bins are
+      // walked only when the level has changed since.
+      if (tc->sampledFor != memo) {
+        syncSampling(tc);
+        tc->sampledFor = memo;
+      }
       tPoolMemo = {memo, tc, tc->bins.data()};
       return tc;
     }
@@ -555,6 +561,7 @@ ThreadCache* PoolCore::cacheSlow(bool create) {
     setSlowAt(tc->bins[c], interval);
   }
   syncSampling(tc.get());
+  tc->sampledFor = memo;
   tc->maxCachedBytes = options.maxCachedBytesPerThread;
   PoolArena* best = arenas.front().get();
   for (auto& a : arenas)
