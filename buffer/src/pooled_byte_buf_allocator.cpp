@@ -411,7 +411,10 @@ std::mutex& registryMutex() {
 std::atomic<std::uint64_t> gNextId{1};
 
 thread_local bool tCachesGone = false;  // this thread's caches have been torn down (thread exit)
-thread_local std::uint32_t tSample = 0;
+thread_local std::uint64_t tSampleLeft = 0;  // allocations outside bins up to the next sample
+thread_local std::uint64_t tSampleRng = 0;   // xorshift64 state; 0 = not seeded yet
+// Seeds for the threads' generators: the same sequence in every process (reproducible runs).
+std::atomic<std::uint64_t> gSampleSeed{0x9E3779B97F4A7C15ULL};
 
 /// Owns the calling thread's caches; its destructor (thread exit) returns them to their arenas.
 struct TlsCaches {
@@ -435,9 +438,24 @@ inline ThreadCache* cacheFor(PoolCore* core, bool create) {
   return core->cacheSlow(create);
 }
 
-// Leak detection `simple` tracks one allocation in options.leakSamplingInterval: per size class of
-// a thread cache (PoolBin::sampleAt) and, for allocations served outside the bins, per thread
-// (tSample, shared by the thread's allocators).
+// Leak detection `simple` tracks one allocation in options.leakSamplingInterval (I) on average:
+// per size class of a thread cache (PoolBin::sampleAt) and, for allocations served outside the
+// bins, per thread (tSampleLeft, shared by the thread's allocators). The distance to the next
+// sample is drawn uniformly from [1, 2I - 1] (mean I), as Netty draws one random number per
+// allocation: a fixed distance would never sample a thread or class with fewer than I allocations,
+// and would sample the same position of every periodic pattern (say, the second buffer of every
+// request) forever.
+inline std::uint64_t nextSampleDistance(std::uint64_t interval) noexcept {
+  if (interval <= 1) return 1;
+  std::uint64_t x = tSampleRng;
+  if (x == 0) [[unlikely]]
+    x = gSampleSeed.fetch_add(0x9E3779B97F4A7C15ULL, std::memory_order_relaxed) | 1;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  tSampleRng = x;
+  return 1 + x % (2 * interval - 1);
+}
 
 /// `base + n`, saturating at UINT64_MAX (counters that never wrap in practice, and "never").
 constexpr std::uint64_t addSaturating(std::uint64_t base, std::uint64_t n) noexcept {
@@ -577,7 +595,7 @@ ThreadCache* PoolCore::cacheSlow(bool create) {
 }
 
 // Sets the bins' leak sampling for the allocator's level: on at `simple` (a bin that was sampling
-// keeps its schedule; one that was not samples its 128th allocation from now), off otherwise
+// keeps its schedule; one that was not draws the distance to its first sample), off otherwise
 // (`paranoid` tracks every allocation on the slow path, which it takes every time).
 void PoolCore::syncSampling(ThreadCache* tc) noexcept {
   const bool sampling = leakLevel.load(std::memory_order_relaxed) == LeakDetectionLevel::Simple;
@@ -585,7 +603,7 @@ void PoolCore::syncSampling(ThreadCache* tc) noexcept {
     if (!sampling)
       b.sampleAt = UINT64_MAX;
     else if (b.sampleAt == UINT64_MAX)
-      b.sampleAt = addSaturating(b.pops.get(), options.leakSamplingInterval);
+      b.sampleAt = addSaturating(b.pops.get(), nextSampleDistance(options.leakSamplingInterval));
     setSlowAt(b, options.cacheTrimInterval);
   }
 }
@@ -1346,7 +1364,7 @@ namespace detail {
         b.pops.set(pops);
         if (pops >= b.sampleAt) {
           sampled = true;
-          b.sampleAt = addSaturating(pops, c->options.leakSamplingInterval);
+          b.sampleAt = addSaturating(pops, nextSampleDistance(c->options.leakSamplingInterval));
         }
         if (pops >= addSaturating(b.popsAtSweep, interval)) [[unlikely]]
           c->sweep(tc);  // sets slowAt
@@ -1357,7 +1375,8 @@ namespace detail {
         if (binSampling) {
           if (b.sampleAt <= b.pops.get() + 1) {
             sampled = true;
-            b.sampleAt = addSaturating(b.pops.get(), c->options.leakSamplingInterval);
+            b.sampleAt =
+                addSaturating(b.pops.get(), nextSampleDistance(c->options.leakSamplingInterval));
           } else {
             --b.sampleAt;
           }
@@ -1390,9 +1409,12 @@ namespace detail {
   s->leak = nullptr;
   const LeakDetectionLevel level = c->leakLevel.load(std::memory_order_relaxed);
   if (level != LeakDetectionLevel::Disabled) [[unlikely]] {
-    if (level == LeakDetectionLevel::Paranoid ||
-        (binSampling ? sampled : ++tSample % c->options.leakSamplingInterval == 0))
-      c->track(s, n);
+    if (!binSampling && level == LeakDetectionLevel::Simple) {
+      // tSampleLeft counts this allocation too; 0 (after a sample, or never drawn): draw.
+      if (tSampleLeft == 0) tSampleLeft = nextSampleDistance(c->options.leakSamplingInterval);
+      sampled = --tSampleLeft == 0;
+    }
+    if (level == LeakDetectionLevel::Paranoid || sampled) c->track(s, n);
   }
   return s;
 }
@@ -1402,12 +1424,13 @@ namespace detail {
 namespace detail {
 
 // The out-of-line fast path, for allocateStorage and for newBuffer when buffer()'s inline path did
-// not serve the request (a size above its limit, another allocator's memo, leak detection on, or
-// an empty bin): a cache hit while the allocator's fast-path id is on (fastId: see
-// updateFastPath). nullptr sends the caller to allocateSlow, which handles everything else.
+// not serve the request (a size above its limit, another allocator's memo, leak detection at
+// paranoid, an empty bin, a sweep or sample due): a cache hit while the allocator's fast-path id is
+// on (fastId: see updateFastPath). nullptr sends the caller to allocateSlow, which handles
+// everything else.
 inline PooledStorage* popCached(PoolCore* c, std::uint64_t fastId, std::size_t n) noexcept {
   if (n <= c->classes.chunkSize && tPoolMemo.id == fastId) [[likely]]
-    return popBin(tPoolMemo.bins[c->classes.classOf(n)]);  // the hit that reaches sweepAt: slow
+    return popBin(tPoolMemo.bins[c->classes.classOf(n)]);  // the hit that reaches slowAt: slow
   return nullptr;
 }
 

@@ -47,7 +47,7 @@ struct PoolCore;
 /// Leak detection levels, as Netty's ResourceLeakDetector.
 enum class LeakDetectionLevel : std::uint8_t {
   Disabled,  ///< Nothing is tracked (only the live counters in stats()).
-  Simple,    ///< About 1 in 128 allocations records its backtrace.
+  Simple,    ///< About one allocation in leakSamplingInterval (128) records its backtrace.
   Paranoid,  ///< Every allocation records its backtrace; misuse checks are on.
 };
 
@@ -112,10 +112,11 @@ struct PooledAllocatorOptions {
   /// Leak detection for this allocator; unset: the process default (see
   /// PooledByteBufAllocator::defaultLeakDetectionLevel()).
   std::optional<LeakDetectionLevel> leakDetection;
-  /// At leak detection `simple`, one allocation in this many is tracked (Netty's
+  /// At leak detection `simple`, one allocation in this many is tracked on average (Netty's
   /// io.netty.leakDetection.samplingInterval, also 128 by default): each size class of a thread's
-  /// cache tracks every leakSamplingInterval-th of its allocations, and allocations served
-  /// outside the caches (huge ones, threads without a cache) are counted per thread. A tracked
+  /// cache, and separately the thread's allocations outside the caches (huge ones, threads
+  /// without a cache), count down to their next sample, drawn uniformly from
+  /// [1, 2 x interval - 1]; 1 tracks every allocation. A tracked
   /// allocation records a backtrace, which costs microseconds (docs/allocator.md), so the
   /// interval sets what `simple` costs. In [1, 2^30].
   std::size_t leakSamplingInterval = 128;
