@@ -243,7 +243,6 @@ struct ThreadCache {
   using Bin = PoolBin;
 
   std::uint64_t coreId = 0;              // immutable; compared without a lock
-  std::uint64_t sampledFor = 0;          // the memo id the bins' leak sampling was set for (owner)
   std::atomic<PoolCore*> core{nullptr};  // null once the allocator is gone (orphan)
   PoolArena* arena = nullptr;
   // `arena` while attached, null once detached: the release fast path compares a block's arena
@@ -279,6 +278,7 @@ struct ThreadCache {
   // missBytes: the other misses' bytes. slowFrees / slowFreeBytes: this arena's blocks the thread
   // released that did not end in a bin.
   OwnedCounter misses, direct, missBytes, slowFrees, slowFreeBytes;
+  std::uint64_t sampledFor = 0;  // the memo id the bins' leak sampling was set for (owner only)
 
   /// Gives back b's reservation beyond what it holds (cap down to count; no block moves).
   void releaseUnusedReservation(Bin& b) noexcept {
