@@ -27,24 +27,25 @@ namespace {
 
 using netbuf::ByteBuf;
 
-netbuf::PooledByteBufAllocator& pooled() {
+/// A pool with default options at the given leak detection level (never destroyed).
+template <netbuf::LeakDetectionLevel Level>
+netbuf::PooledByteBufAllocator& pooledAt() {
   static auto* a = [] {
     netbuf::PooledAllocatorOptions o;
-    o.leakDetection = netbuf::LeakDetectionLevel::Disabled;
+    o.leakDetection = Level;
     return new netbuf::PooledByteBufAllocator(o);
   }();
   return *a;
 }
 
-// The same pool with leak detection at `simple`, the default: 1 allocation in 128 per size class
-// is tracked (a backtrace and a record), the rest take the same fast paths as above.
+netbuf::PooledByteBufAllocator& pooled() {
+  return pooledAt<netbuf::LeakDetectionLevel::Disabled>();
+}
+
+// The same pool with leak detection at `simple`, the default: about 1 allocation in 128 is
+// tracked (a backtrace and a record), the rest take the same fast paths as above.
 netbuf::PooledByteBufAllocator& pooledSimple() {
-  static auto* a = [] {
-    netbuf::PooledAllocatorOptions o;
-    o.leakDetection = netbuf::LeakDetectionLevel::Simple;
-    return new netbuf::PooledByteBufAllocator(o);
-  }();
-  return *a;
+  return pooledAt<netbuf::LeakDetectionLevel::Simple>();
 }
 
 netbuf::ByteBufAllocator& unpooled() { return netbuf::UnpooledByteBufAllocator::instance(); }
@@ -53,30 +54,17 @@ const std::vector<std::int64_t> kSizes{64, 256, 4096, 65536, 1 << 20};
 
 // ------------------------------------------------------------------ allocate + release (LIFO)
 
-void BM_AllocRelease_Pooled(benchmark::State& state) {
+template <class Alloc>
+void allocRelease(benchmark::State& state, Alloc& a) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  auto& a = pooled();
   for (auto _ : state) {
     ByteBuf b = a.buffer(n, n);
     benchmark::DoNotOptimize(b.data());
   }
 }
-void BM_AllocRelease_PooledSimple(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  auto& a = pooledSimple();
-  for (auto _ : state) {
-    ByteBuf b = a.buffer(n, n);
-    benchmark::DoNotOptimize(b.data());
-  }
-}
-void BM_AllocRelease_Unpooled(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  auto& a = unpooled();
-  for (auto _ : state) {
-    ByteBuf b = a.buffer(n, n);
-    benchmark::DoNotOptimize(b.data());
-  }
-}
+void BM_AllocRelease_Pooled(benchmark::State& state) { allocRelease(state, pooled()); }
+void BM_AllocRelease_PooledSimple(benchmark::State& state) { allocRelease(state, pooledSimple()); }
+void BM_AllocRelease_Unpooled(benchmark::State& state) { allocRelease(state, unpooled()); }
 void BM_AllocRelease_Malloc(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   for (auto _ : state) {

@@ -496,21 +496,37 @@ TEST_CASE("leak detection: paranoid tracks every allocation with its site") {
 // At `simple` the distance from one sample to the next is drawn uniformly from [1, 2I - 1] (I =
 // leakSamplingInterval), so these tests bound counts: over N allocations the count has mean N / I
 // and a standard deviation of about sqrt(N / 3I); the bounds are four or more deviations wide.
+
+namespace {
+
+/// The number of live tracked buffers, checked to lie in [lo, hi].
+std::size_t trackedWithin(const PooledByteBufAllocator& a, std::size_t lo, std::size_t hi) {
+  const std::size_t n = a.leaks().size();
+  CHECK(n >= lo);
+  CHECK(n <= hi);
+  return n;
+}
+
+/// Releases bufs; then nothing of a is live or tracked.
+void releaseAll(const PooledByteBufAllocator& a, std::vector<ByteBuf>& bufs) {
+  bufs.clear();
+  CHECK(a.leaks().empty());
+  checkNothingLive(a);
+}
+
+}  // namespace
+
 TEST_CASE("leak detection: simple samples about 1 in 128, disabled tracks nothing") {
   PooledAllocatorOptions o = smallPool();
   o.leakDetection = LeakDetectionLevel::Simple;
   PooledByteBufAllocator a(o);
   std::vector<ByteBuf> bufs;
   for (int i = 0; i < 1280; ++i) bufs.push_back(a.buffer(32));
-  const std::size_t tracked = a.leaks().size();  // mean 10, deviation 1.8
-  CHECK(tracked >= 3);
-  CHECK(tracked <= 20);
+  const std::size_t tracked = trackedWithin(a, 3, 20);  // mean 10, deviation 1.8
   a.setLeakDetectionLevel(LeakDetectionLevel::Disabled);
   for (int i = 0; i < 1280; ++i) bufs.push_back(a.buffer(32));
   CHECK(a.leaks().size() == tracked);
-  bufs.clear();
-  CHECK(a.leaks().empty());
-  checkNothingLive(a);
+  releaseAll(a, bufs);
 }
 
 TEST_CASE("leak detection: simple samples cache hits too; paranoid tracks the next allocation") {
@@ -524,10 +540,8 @@ TEST_CASE("leak detection: simple samples cache hits too; paranoid tracks the ne
   a.setLeakDetectionLevel(LeakDetectionLevel::Simple);
   const std::uint64_t hits = a.totalStats().cacheHits;
   for (int i = 0; i < 200; ++i) bufs.push_back(a.buffer(64));
-  CHECK(a.totalStats().cacheHits - hits >= 190);  // hits, the sampled ones included
-  const std::size_t tracked = a.leaks().size();   // mean 12.5, deviation 2.0
-  CHECK(tracked >= 3);
-  CHECK(tracked <= 25);
+  CHECK(a.totalStats().cacheHits - hits >= 190);        // hits, the sampled ones included
+  const std::size_t tracked = trackedWithin(a, 3, 25);  // mean 12.5, deviation 2.0
   for (const LeakReport& r : a.leaks()) CHECK(r.size == 64);
   a.setLeakDetectionLevel(LeakDetectionLevel::Paranoid);
   bufs.push_back(a.buffer(64));
@@ -535,9 +549,7 @@ TEST_CASE("leak detection: simple samples cache hits too; paranoid tracks the ne
   a.setLeakDetectionLevel(LeakDetectionLevel::Disabled);
   for (int i = 0; i < 200; ++i) bufs.push_back(a.buffer(64));
   CHECK(a.leaks().size() == tracked + 1);
-  bufs.clear();
-  CHECK(a.leaks().empty());
-  checkNothingLive(a);
+  releaseAll(a, bufs);
 }
 
 TEST_CASE("leak detection: the sampling interval is an option") {
@@ -547,11 +559,8 @@ TEST_CASE("leak detection: the sampling interval is an option") {
   PooledByteBufAllocator a(o);
   std::vector<ByteBuf> bufs;
   for (int i = 0; i < 400; ++i) bufs.push_back(a.buffer(100));
-  const std::size_t tracked = a.leaks().size();  // mean 100, deviation 5.8
-  CHECK(tracked >= 70);
-  CHECK(tracked <= 130);
-  bufs.clear();
-  checkNothingLive(a);
+  trackedWithin(a, 70, 130);  // mean 100, deviation 5.8
+  releaseAll(a, bufs);
 
   // 1 tracks every allocation, as paranoid does: misses, cache hits, and huge allocations
   // (outside the caches).
@@ -563,9 +572,7 @@ TEST_CASE("leak detection: the sampling interval is an option") {
   CHECK(every.leaks().size() == 6);
   for (int i = 0; i < 3; ++i) bufs.push_back(every.buffer(o.chunkSize + 1));
   CHECK(every.leaks().size() == 9);
-  bufs.clear();
-  CHECK(every.leaks().empty());
-  checkNothingLive(every);
+  releaseAll(every, bufs);
 }
 
 TEST_CASE("leak detection: a level change reaches a thread whose cache is already in use") {
@@ -597,11 +604,8 @@ TEST_CASE("leak detection: a level change reaches a thread whose cache is alread
   CHECK(leaksAfterDisabled == 0);
   // Mean 32, deviation 3.3. A thread that kept its disabled sampling would serve these hits
   // inline untracked.
-  const std::size_t tracked = a.leaks().size();
-  CHECK(tracked >= 12);
-  CHECK(tracked <= 60);
-  kept.clear();
-  checkNothingLive(a);
+  trackedWithin(a, 12, 60);
+  releaseAll(a, kept);
 }
 
 TEST_CASE("leak detection level parsing") {

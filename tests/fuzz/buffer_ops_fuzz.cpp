@@ -5,23 +5,17 @@
 // out of bounds.
 #include <netbuf/buffer/composite_byte_buf.hpp>
 
+#include "fuzz_input.hpp"
+
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 namespace {
 
-struct Input {
-  const std::uint8_t* p;
-  std::size_t n;
-  bool empty() const { return n == 0; }
-  std::uint8_t byte() {
-    if (n == 0) return 0;
-    --n;
-    return *p++;
-  }
-  std::size_t small() { return byte() % 40; }
-};
+using Input = netbuf::fuzz::FuzzInput;
+
+std::size_t small(Input& in) { return in.byte() % 40; }
 
 [[noreturn]] void fail(const char* what) {
   std::fprintf(stderr, "buffer_ops_fuzz: mismatch: %s\n", what);
@@ -47,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::uint8_t op = in.byte() % 10;
     switch (op) {
       case 0: {  // append a component / write the same bytes
-        std::string piece(in.small(), '\0');
+        std::string piece(small(in), '\0');
         for (char& ch : piece) ch = static_cast<char>(in.byte());
         if (model.size() + piece.size() > 4096) break;
         comp.addComponent(true, netbuf::Unpooled::copiedBuffer(piece));
@@ -143,7 +137,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         comp.consolidate();
         break;
       case 9: {  // skip
-        const std::size_t n = std::min(in.small(), model.size() - reader);
+        const std::size_t n = std::min(small(in), model.size() - reader);
         comp.skipBytes(n);
         flat.skipBytes(n);
         reader += n;

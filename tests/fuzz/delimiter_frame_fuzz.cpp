@@ -16,6 +16,8 @@
 #include <netbuf/codec/fixed_length_frame_decoder.hpp>
 #include <netbuf/codec/line_based_frame_decoder.hpp>
 
+#include "fuzz_input.hpp"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -30,15 +32,7 @@ using netbuf::AnyByteBuf;
 using netbuf::CodecError;
 using netbuf::Cumulator;
 
-struct Input {
-  const std::uint8_t* p;
-  std::size_t n;
-  std::uint8_t byte() {
-    if (n == 0) return 0;
-    --n;
-    return *p++;
-  }
-};
+using Input = netbuf::fuzz::FuzzInput;
 
 [[noreturn]] void fail(const char* what) {
   std::fprintf(stderr, "delimiter_frame_fuzz: %s\n", what);

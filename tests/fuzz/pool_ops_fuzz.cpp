@@ -12,6 +12,8 @@
 // nothing is live, nothing is tracked, and trimming returns every chunk.
 #include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
 
+#include "fuzz_input.hpp"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -27,18 +29,7 @@ using netbuf::ByteBuf;
 using netbuf::LeakDetectionLevel;
 using netbuf::PooledAllocatorOptions;
 using netbuf::PooledByteBufAllocator;
-
-struct Input {
-  const std::uint8_t* p;
-  std::size_t n;
-  bool empty() const { return n == 0; }
-  std::uint8_t byte() {
-    if (n == 0) return 0;
-    --n;
-    return *p++;
-  }
-  std::uint16_t u16() { return static_cast<std::uint16_t>(byte() | byte() << 8); }
-};
+using Input = netbuf::fuzz::FuzzInput;
 
 [[noreturn]] void fail(const char* what) {
   std::fprintf(stderr, "pool_ops_fuzz: check failed: %s\n", what);
