@@ -13,10 +13,9 @@
 #include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
 
 #include "fuzz_input.hpp"
+#include "fuzz_util.hpp"
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <span>
@@ -31,14 +30,8 @@ using netbuf::PooledAllocatorOptions;
 using netbuf::PooledByteBufAllocator;
 using Input = netbuf::fuzz::FuzzInput;
 
-[[noreturn]] void fail(const char* what) {
-  std::fprintf(stderr, "pool_ops_fuzz: check failed: %s\n", what);
-  std::abort();
-}
-
-void check(bool ok, const char* what) {
-  if (!ok) fail(what);
-}
+using netbuf::fuzz::check;
+using netbuf::fuzz::fail;
 
 constexpr std::size_t kPage = 4096;
 constexpr std::size_t kChunk = 64 * 1024;
