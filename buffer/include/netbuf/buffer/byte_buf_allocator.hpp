@@ -82,9 +82,10 @@ class ByteBufAllocator {
                                                    std::size_t maxCapacity);
 
   // buffer()'s inline path (pool_fast_path.hpp), for the pooled allocator. While an id is not
-  // kNoFastPath, it is the id under which the thread caches of this allocator are memoised
-  // (detail::tPoolMemo.id; never 0, never reused), and a request of n <= fastLimit_ bytes whose
-  // thread memo matches pops a block from bin fastLookup_[smallClassIndex(n)] of the memo's cache.
+  // kNoFastPath, it is the id under which the thread caches of this allocator are memoised now
+  // (detail::tPoolMemo.id; never 0, never reused; a new one at every leak level change), and a
+  // request of n <= fastLimit_ bytes whose thread memo matches pops a block from bin
+  // fastLookup_[smallClassIndex(n)] of the memo's cache.
   // fastIds_[detail::kPoolAsan] is the one a caller's code reads: [0] for code built without
   // AddressSanitizer, which the pool leaves off when the library itself poisons free slots.
   // Other allocators leave both at kNoFastPath, which no memo holds.
