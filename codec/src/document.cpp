@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <netbuf/buffer/utf8.hpp>
+#include <netbuf/codec/json/json_writer.hpp>
 #include <new>
 
 namespace netbuf {
@@ -12,6 +13,42 @@ namespace netbuf {
 namespace {
 // Block headers are padded to 16 bytes so that the usable area starts 16-aligned.
 constexpr std::size_t kHeader = 16;
+
+/// Whether every byte of [p, p + n) is in 0x20..0x7F and none is '"' or '\\' (the condition of
+/// Value::isPlainAscii()): the JSON writer's own byte tests, eight bytes at a time.
+bool plainAsciiText(const char* p, std::size_t n) noexcept {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t x;
+    std::memcpy(&x, p + i, 8);
+    if (json_detail::specialBytes(x) != 0) return false;
+  }
+  for (; i < n; ++i) {
+    if (!json_detail::kPlainByte.v[static_cast<unsigned char>(p[i])]) return false;
+  }
+  return true;
+}
+
+bool validUtf8Key(const Value& key) noexcept {
+  if (key.isPlainAscii()) return true;
+  const std::string_view s = key.asStr();
+  return utf8::firstInvalidUtf8(reinterpret_cast<const std::byte*>(s.data()), s.size()) ==
+         utf8::npos;
+}
+
+/// Whether the members are in RFC 8785 order: Str keys, none flagged invalid, strictly increasing
+/// by UTF-16 code units, all valid UTF-8 (compareUtf16 orders valid UTF-8 only, so the order of
+/// adjacent pairs proves the order of the whole only then). Validation comes last, so a map out of
+/// order costs its comparisons only.
+bool inCanonicalOrder(std::span<const Member> members) noexcept {
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const Value& k = members[i].key;
+    if (!k.isStr() || k.hasInvalidUtf8()) return false;
+    if (i > 0 && json::compareUtf16(members[i - 1].key.asStr(), k.asStr()) >= 0) return false;
+  }
+  return std::all_of(members.begin(), members.end(),
+                     [](const Member& m) { return validUtf8Key(m.key); });
+}
 }  // namespace
 
 Document::Document(Document&& o) noexcept
@@ -138,8 +175,11 @@ Value Document::str(std::string_view text) {
 Value Document::strUnchecked(std::string_view text, bool invalidUtf8) {
   std::byte* p = allocateBytes(text.size());
   if (!text.empty()) std::memcpy(p, text.data(), text.size());
-  return Value::strView(std::string_view(reinterpret_cast<const char*>(p), text.size()),
-                        invalidUtf8);
+  const Value v =
+      Value::strView(std::string_view(reinterpret_cast<const char*>(p), text.size()), invalidUtf8);
+  return !invalidUtf8 && plainAsciiText(text.data(), text.size())
+             ? detail::ValueHints::plainAscii(v)
+             : v;
 }
 
 Value Document::bin(std::span<const std::byte> bytes) {
@@ -177,7 +217,33 @@ Value Document::array(std::span<const Value> elements) {
 Value Document::map(std::span<const Member> members) {
   auto out = allocateMap(members.size());
   std::copy(members.begin(), members.end(), out.begin());
-  return Value::mapView(out);
+  const Value v = Value::mapView(out);
+  return inCanonicalOrder(out) ? detail::ValueHints::canonicalOrder(v) : v;
+}
+
+Value Document::sortedMap(std::span<const Member> members) {
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const Value& k = members[i].key;
+    if (!k.isStr()) {
+      throw IllegalArgumentError(
+          fmt::format("Document::sortedMap: key {} is {}, not Str", i, valueTypeName(k.type())));
+    }
+    if (k.hasInvalidUtf8() || !validUtf8Key(k)) {
+      throw IllegalArgumentError(fmt::format("Document::sortedMap: key {} is not valid UTF-8", i));
+    }
+  }
+  auto out = allocateMap(members.size());
+  std::copy(members.begin(), members.end(), out.begin());
+  std::sort(out.begin(), out.end(), [](const Member& a, const Member& b) {
+    return json::compareUtf16(a.key.asStr(), b.key.asStr()) < 0;
+  });
+  for (std::size_t i = 1; i < out.size(); ++i) {
+    if (json::compareUtf16(out[i - 1].key.asStr(), out[i].key.asStr()) == 0) {
+      throw IllegalArgumentError(fmt::format("Document::sortedMap: duplicate key \"{}\"",
+                                             out[i].key.asStr().substr(0, 64)));
+    }
+  }
+  return detail::ValueHints::canonicalOrder(Value::mapView(out));
 }
 
 ByteBuf Document::retainedSlice(const Value& v, ByteBufAllocator& alloc) const {

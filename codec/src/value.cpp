@@ -148,7 +148,10 @@ bool operator==(const Value& a, const Value& b) noexcept {
       return a.u_.f == b.u_.f;
     case ValueType::Float64:
       return a.u_.d == b.u_.d;
-    case ValueType::Str:
+    case ValueType::Str:  // the plain-ASCII hint is not part of the value
+      return a.size_ == b.size_ &&
+             (a.aux_ & Value::kInvalidUtf8) == (b.aux_ & Value::kInvalidUtf8) &&
+             sameBytes(a.u_.p, b.u_.p, a.size_);
     case ValueType::Bin:
     case ValueType::Ext:
       return a.size_ == b.size_ && a.aux_ == b.aux_ && sameBytes(a.u_.p, b.u_.p, a.size_);

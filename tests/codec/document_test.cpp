@@ -131,3 +131,95 @@ TEST_CASE("Document: retainedSlice shares kept buffers and copies the rest") {
   CHECK(doc.retainedSlice(doc.ext(3, bytes("e"))).readableStringView() == "e");
   CHECK_THROWS_AS(doc.retainedSlice(Value::uinteger(1)), ValueTypeError);
 }
+
+TEST_CASE("Document: str and strUnchecked record whether text is plain ASCII") {
+  Document doc;
+  CHECK(doc.str("").isPlainAscii());
+  CHECK(doc.str("netbuf").isPlainAscii());
+  CHECK(doc.str(" ~\x7f").isPlainAscii());  // 0x20, 0x7E and DEL are written as they are
+  CHECK(doc.strUnchecked("plain").isPlainAscii());
+  CHECK_FALSE(doc.strUnchecked("plain", true).isPlainAscii());  // flagged invalid: no hint
+  // Each byte JSON must escape or that is not ASCII, at every position of texts that take the
+  // eight-byte loop and its tail: 0x1F (and NUL), '"', '\\', 0x80.., a UTF-8 character.
+  const std::string specials[] = {std::string(1, '\0'), "\x1f", "\"", "\\", "\xc3\xa9"};
+  for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9},
+                        std::size_t{16}, std::size_t{23}}) {
+    for (std::size_t at = 0; at < n; ++at) {
+      for (const std::string& special : specials) {
+        std::string s(n, 'a');
+        s.replace(at, 1, special);
+        INFO("n = " << n << ", at = " << at << ", byte " << int(special[0]));
+        CHECK_FALSE(doc.str(s).isPlainAscii());
+        CHECK_FALSE(doc.strUnchecked(s).isPlainAscii());
+      }
+    }
+    CHECK(doc.str(std::string(n, ' ')).isPlainAscii());
+  }
+  // The hint is not part of the value.
+  CHECK(doc.str("abc") == Value::strView("abc"));
+  CHECK_FALSE(Value::strView("abc").isPlainAscii());
+}
+
+TEST_CASE("Document: map notes when its members are already in canonical order") {
+  Document doc;
+  const Value a = doc.str("a"), b = doc.str("b"), one = Value::uinteger(1);
+  CHECK(doc.map({}).hasCanonicalOrder());
+  CHECK(doc.map({{a, one}}).hasCanonicalOrder());
+  CHECK(doc.map({{a, one}, {b, one}}).hasCanonicalOrder());
+  const Value unordered = doc.map({{b, one}, {a, one}});
+  CHECK_FALSE(unordered.hasCanonicalOrder());
+  CHECK(unordered.asMap()[0].key.asStr() == "b");                  // map keeps the order given
+  CHECK_FALSE(doc.map({{a, one}, {a, one}}).hasCanonicalOrder());  // duplicate
+  CHECK_FALSE(doc.map({{one, one}}).hasCanonicalOrder());          // key not Str
+  CHECK_FALSE(doc.map({{Value::strView("a", true), one}}).hasCanonicalOrder());  // flagged
+  CHECK_FALSE(doc.map({{Value::strView("\xff"), one}}).hasCanonicalOrder());     // invalid UTF-8
+  CHECK(doc.map({{Value::strView("\xc3\xa9"), one}}).hasCanonicalOrder());       // view, valid
+  // UTF-16 order, not byte order: U+1F600 (D83D DE00) sorts before U+FB33.
+  const Value emoji = doc.str("\xF0\x9F\x98\x80"), dalet = doc.str("\xEF\xAC\xB3");
+  CHECK(doc.map({{emoji, one}, {dalet, one}}).hasCanonicalOrder());
+  CHECK_FALSE(doc.map({{dalet, one}, {emoji, one}}).hasCanonicalOrder());
+  // Views and arrays never carry it.
+  const Member members[] = {{a, one}};
+  CHECK_FALSE(Value::mapView(members).hasCanonicalOrder());
+  CHECK_FALSE(doc.array({a}).hasCanonicalOrder());
+  CHECK(doc.map({{a, one}}) == Value::mapView(members));
+}
+
+TEST_CASE("Document: sortedMap keeps members in RFC 8785 key order, or throws naming the key") {
+  Document doc;
+  const Value one = Value::uinteger(1), two = Value::uinteger(2), three = Value::uinteger(3);
+  const Value emoji = doc.str("\xF0\x9F\x98\x80"), dalet = doc.str("\xEF\xAC\xB3");
+  const Value m = doc.sortedMap({{doc.str("z"), one},
+                                 {dalet, two},
+                                 {doc.str("a"), three},
+                                 {emoji, one},
+                                 {Value::strView("m"), two}});
+  CHECK(m.hasCanonicalOrder());
+  const auto members = m.asMap();
+  REQUIRE(members.size() == 5);
+  CHECK(members[0].key.asStr() == "a");
+  CHECK(members[0].value.asUInt64() == 3);  // values travel with their keys
+  CHECK(members[1].key.asStr() == "m");
+  CHECK(members[2].key.asStr() == "z");
+  CHECK(members[3].key == emoji);
+  CHECK(members[4].key == dalet);
+  CHECK(doc.sortedMap({}).hasCanonicalOrder());
+  CHECK(doc.sortedMap({}).size() == 0);
+
+  auto message = [&](std::initializer_list<Member> ms) {
+    try {
+      (void)doc.sortedMap(ms);
+    } catch (const IllegalArgumentError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no throw");
+  };
+  CHECK(message({{doc.str("k"), one}, {doc.str("x"), one}, {doc.str("k"), two}}) ==
+        "Document::sortedMap: duplicate key \"k\"");
+  CHECK(message({{doc.str("k"), one}, {one, one}}) ==
+        "Document::sortedMap: key 1 is UInt, not Str");
+  CHECK(message({{Value::strView("a\xff"), one}}) ==
+        "Document::sortedMap: key 0 is not valid UTF-8");
+  CHECK(message({{Value::strView("a", true), one}}) ==
+        "Document::sortedMap: key 0 is not valid UTF-8");
+}

@@ -143,6 +143,34 @@ TEST_CASE("strings: views into the input, unescaped copies in the arena") {
   }
 }
 
+TEST_CASE("strings: the parser marks plain ASCII ones (Value::isPlainAscii)") {
+  const std::string text = R"({"key": ["plain", "esc\"aped", "caf\u00e9", "\u0041\/", "tab\t", )"
+                           "\"\xC3\xA9\", \"\"], "
+                           R"("k\u00e9y": 1})";
+  Document d = json::parse(text);
+  const auto members = d.root().asMap();
+  CHECK(members[0].key.isPlainAscii());
+  CHECK_FALSE(members[1].key.isPlainAscii());  // "k\u00e9y" unescapes to non-ASCII
+  const Value& a = members[0].value;
+  CHECK(a[0].isPlainAscii());        // a view of the input
+  CHECK_FALSE(a[1].isPlainAscii());  // unescapes to a quote
+  CHECK_FALSE(a[2].isPlainAscii());  // non-ASCII
+  CHECK(a[3].isPlainAscii());        // escapes that unescape to plain ASCII ("A/")
+  CHECK(a[3].asStr() == "A/");
+  CHECK_FALSE(a[4].isPlainAscii());  // a tab
+  CHECK_FALSE(a[5].isPlainAscii());  // raw UTF-8
+  CHECK(a[6].isPlainAscii());
+  // Every position of a long string, through the 16-byte scanner: one non-ASCII character
+  // anywhere takes the hint away.
+  for (std::size_t at = 0; at < 40; ++at) {
+    std::string s(40, 'a');
+    s.replace(at, 1, "\xC3\xA9");
+    INFO("at " << at);
+    CHECK_FALSE(json::parse("\"" + s + "\"").root().isPlainAscii());
+  }
+  CHECK(json::parse("\"" + std::string(40, 'a') + "\"").root().isPlainAscii());
+}
+
 TEST_CASE("ByteBuf input: kept alive by the document, strings view into it") {
   ByteBuf buf = ByteBufAllocator::defaultAllocator().buffer(64);
   buf.writeBytes(std::string_view(R"(xx{"k":"value"})"));

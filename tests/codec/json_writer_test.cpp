@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <netbuf/buffer/byte_buf_allocator.hpp>
 #include <netbuf/buffer/utf8.hpp>
 #include <netbuf/codec/document.hpp>
@@ -332,6 +333,9 @@ TEST_CASE("canonical: same bytes whatever the insertion order; matches UTF-16 or
     const std::string first = canonical(d.map(members));
     std::shuffle(members.begin(), members.end(), rng);
     CHECK(canonical(d.map(members)) == first);
+    const Value sorted = d.sortedMap(members);  // the same members kept in key order
+    CHECK(sorted.hasCanonicalOrder());
+    CHECK(canonical(sorted) == first);
     // Reference order: the keys as UTF-16.
     auto u16 = [](const std::string& s) {
       std::u16string u(s.size(), u'\0');
@@ -513,7 +517,9 @@ TEST_CASE("short strings that end a readable page: written right, no read past t
       std::string s = text.substr(0, n);
       if (!plain && n > 0) s.back() = '"';
       std::memcpy(end - n, s.data(), n);
-      const Value v = Value::strView(std::string_view(end - n, n));
+      const Value unhinted = Value::strView(std::string_view(end - n, n));
+      // The plain-ASCII hint takes a copy without the check: the same 16-byte load.
+      const Value v = plain ? detail::ValueHints::plainAscii(unhinted) : unhinted;
       std::string quoted = "\"";
       for (const char c : s) {
         if (c == '"') quoted += '\\';
@@ -528,6 +534,95 @@ TEST_CASE("short strings that end a readable page: written right, no read past t
     }
   }
   munmap(mem, 2 * page);
+}
+
+namespace {
+
+/// v rebuilt from the public views only, so without the hints Document and the parser set
+/// (Value::isPlainAscii, hasCanonicalOrder); the stripper owns the new arrays and maps.
+struct HintStripper {
+  std::vector<std::unique_ptr<Value[]>> arrays;
+  std::vector<std::unique_ptr<Member[]>> maps;
+  Value strip(const Value& v) {
+    switch (v.type()) {
+      case ValueType::Str:
+        return Value::strView(v.asStr(), v.hasInvalidUtf8());
+      case ValueType::Array: {
+        const auto elems = v.asArray();
+        arrays.push_back(std::make_unique<Value[]>(elems.size()));
+        Value* out = arrays.back().get();  // (strip pushes more arrays)
+        for (std::size_t i = 0; i < elems.size(); ++i) out[i] = strip(elems[i]);
+        return Value::arrayView({out, elems.size()});
+      }
+      case ValueType::Map: {
+        const auto ms = v.asMap();
+        maps.push_back(std::make_unique<Member[]>(ms.size()));
+        Member* out = maps.back().get();
+        for (std::size_t i = 0; i < ms.size(); ++i) out[i] = {strip(ms[i].key), strip(ms[i].value)};
+        return Value::mapView({out, ms.size()});
+      }
+      default:
+        return v;
+    }
+  }
+};
+
+bool anyHint(const Value& v) {
+  if (v.isPlainAscii() || v.hasCanonicalOrder()) return true;
+  if (v.isArray()) {
+    for (const Value& e : v.asArray())
+      if (anyHint(e)) return true;
+  }
+  if (v.isMap()) {
+    for (const Member& m : v.asMap())
+      if (anyHint(m.key) || anyHint(m.value)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("hints change no output: a tree and its copy without hints write the same, every mode") {
+  const std::uint64_t seed = std::random_device{}();
+  INFO("seed " << seed);
+  Document doc;
+  TreeGen gen{std::mt19937_64(seed), doc};
+  std::mt19937_64 rng(seed);
+  const std::vector<JsonWriteOptions> modes = {
+      {}, {.pretty = true}, {.escapeNonAscii = true}, {.canonical = true}};
+  int hinted = 0;
+  for (int round = 0; round < 400; ++round) {
+    Value v = gen.tree(0);
+    if (round % 4 == 0) {
+      // Also maps whose members are not in key order, sorted by sortedMap or left as they are
+      // (those are sorted by the writer in canonical mode).
+      std::vector<Member> members;
+      for (int i = 0; i < 6; ++i)
+        members.push_back({doc.str(gen.text() + std::to_string(i)), gen.tree(1)});
+      std::shuffle(members.begin(), members.end(), rng);
+      v = doc.array({doc.map(members), doc.sortedMap(members), v});
+    }
+    HintStripper stripper;
+    const Value bare = stripper.strip(v);
+    CHECK_FALSE(anyHint(bare));
+    if (anyHint(v)) ++hinted;
+    CHECK(bare == v);
+    for (const JsonWriteOptions& o : modes) {
+      std::string withHints, without;
+      try {
+        withHints = json::toString(v, o);
+      } catch (const EncoderError& e) {
+        withHints = std::string("error: ") + e.what();
+      }
+      try {
+        without = json::toString(bare, o);
+      } catch (const EncoderError& e) {
+        without = std::string("error: ") + e.what();
+      }
+      CHECK(withHints == without);
+    }
+  }
+  CHECK(hinted > 200);  // the hints were there to be tested
 }
 
 TEST_CASE("JsonStreamWriter writes what json::write writes, randomised, in every mode") {

@@ -169,3 +169,30 @@ TEST_CASE("Value: debug text") {
   CHECK(Value::strView("\xff", true).toDebugString() == "\"\xff\"!invalid-utf8");
   CHECK(valueTypeName(ValueType::Timestamp) == "Timestamp");
 }
+
+TEST_CASE("Value: hints are set only where they apply and are not part of the value") {
+  const Value plain = detail::ValueHints::plainAscii(Value::strView("abc"));
+  CHECK(plain.isPlainAscii());
+  CHECK_FALSE(plain.hasInvalidUtf8());
+  CHECK(plain == Value::strView("abc"));
+  CHECK_FALSE(plain == Value::strView("abd"));
+  CHECK(plain.asStr() == "abc");
+  // Not on a Str flagged invalid, nor on other types (whose aux byte means something else).
+  CHECK_FALSE(detail::ValueHints::plainAscii(Value::strView("abc", true)).isPlainAscii());
+  CHECK(detail::ValueHints::plainAscii(Value::strView("abc", true)).hasInvalidUtf8());
+  const Value ext = detail::ValueHints::plainAscii(Value::extView(5, bytes("x")));
+  CHECK(ext.extType() == 5);
+  CHECK_FALSE(ext.isPlainAscii());
+  CHECK_FALSE(detail::ValueHints::plainAscii(Value::binView(bytes("x"))).isPlainAscii());
+  // Invalid-UTF-8 flags still compare.
+  CHECK_FALSE(plain == Value::strView("abc", true));
+
+  const Member members[] = {{Value::strView("a"), Value::uinteger(1)}};
+  const Value map = detail::ValueHints::canonicalOrder(Value::mapView(members));
+  CHECK(map.hasCanonicalOrder());
+  CHECK(map == Value::mapView(members));
+  CHECK_FALSE(Value::mapView(members).hasCanonicalOrder());
+  CHECK_FALSE(detail::ValueHints::canonicalOrder(Value::strView("a")).hasCanonicalOrder());
+  CHECK_FALSE(detail::ValueHints::canonicalOrder(Value::strView("a")).hasInvalidUtf8());
+  CHECK_FALSE(detail::ValueHints::canonicalOrder(Value::extView(1, bytes("x"))).extType() != 1);
+}

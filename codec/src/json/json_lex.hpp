@@ -69,11 +69,13 @@ inline std::size_t putUtf8(char* d, std::uint32_t cp) noexcept {
                                  std::string detail, std::uint64_t value = CodecError::kNone,
                                  std::uint64_t limit = CodecError::kNone);
 
-/// A string token: its decoded text, and whether that is a copy in the scratch buffer (the token
-/// had escapes) rather than a view of the input.
+/// A string token: its decoded text, whether that is a copy in the scratch buffer (the token
+/// had escapes) rather than a view of the input, and whether it is known to be plain ASCII (no
+/// escapes and no byte above 0x7F: Value::isPlainAscii()).
 struct LexedString {
   std::string_view text;
   bool unescaped;
+  bool plainAscii;
 };
 
 /// A number token (RFC 8259 grammar, checked): [start, end), its sign, whether it has a fraction
@@ -144,11 +146,11 @@ struct JsonLexer {
       checkStringLength(open, n);
       if (high & 0x80) validateUtf8(body, n);
       p = q + 1;
-      return {std::string_view(body, n), false};
+      return {std::string_view(body, n), false, (high & 0x80) == 0};
     }
     if (!allowEscapes && q < end && *q == '\\') failEscapedView(open);
     p = unescape(open, body, q, high, scratch) + 1;
-    return {std::string_view(scratch.data(), scratch.size()), true};
+    return {std::string_view(scratch.data(), scratch.size()), true, false};
   }
 
   /// The string at `open` whose body starts at `body`, scanned up to q (a backslash, a control

@@ -91,7 +91,11 @@ struct JsonParseRun : json_detail::JsonLexer {
   void parseKey();
   Value parseString() {
     const json_detail::LexedString s = string(p, parser.unescaped_);
-    return s.unescaped ? doc.strUnchecked(s.text) : Value::strView(s.text);
+    if (s.unescaped) return doc.strUnchecked(s.text);
+    // Without escapes and non-ASCII bytes the text is plain ASCII: the scan stopped at the
+    // closing quote, so it holds no '"', '\\' or control byte.
+    return s.plainAscii ? detail::ValueHints::plainAscii(Value::strView(s.text))
+                        : Value::strView(s.text);
   }
   Value parseNumber();
   Value parseLiteral();

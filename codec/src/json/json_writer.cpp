@@ -153,9 +153,24 @@ bool copyPlainShort16(const char* r, std::size_t n, char* w) noexcept {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(w), v);
   return true;
 }
+/// The copy of a string known to be plain (Value::isPlainAscii): as copyPlainShort16 without the
+/// check. Returns true.
+bool copyShort16(const char* r, std::size_t n, char* w) noexcept {
+  if ((reinterpret_cast<std::uintptr_t>(r) & 4095) > 4096 - 16 || n == 0) [[unlikely]] {
+    std::memcpy(w, r, n);
+    return true;
+  }
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(w),
+                   _mm_loadu_si128(reinterpret_cast<const __m128i*>(r)));
+  return true;
+}
 #else
 bool copyPlainShort16(const char* r, std::size_t n, char* w) noexcept {
   return copyPlainShort(r, n, w);
+}
+bool copyShort16(const char* r, std::size_t n, char* w) noexcept {
+  std::memcpy(w, r, n);
+  return true;
 }
 #endif
 
@@ -232,8 +247,21 @@ struct WriteRun {
   }
 
   void value(const Value& v, std::size_t depth);
-  /// The quoted string: short plain strings inline, the rest in stringSlow.
-  void string(std::string_view s, bool flagged = false) {
+  /// The quoted string: short plain strings inline, the rest in stringSlow. plainAscii: s is known
+  /// to need no escaping (Value::isPlainAscii), so it is copied without looking at its bytes.
+  void string(std::string_view s, bool flagged = false, bool plainAscii = false) {
+    if (plainAscii) {
+      need(s.size() + kShortStringRoom);
+      if (s.size() < 16) {
+        w += json_detail::writeShortString<copyShort16>(w, 0, s, false);
+      } else {
+        w[0] = '"';
+        std::memcpy(w + 1, s.data(), s.size());
+        w[s.size() + 1] = '"';
+        w += s.size() + 2;
+      }
+      return;
+    }
     if (s.size() < 16 && !flagged) {
       need(kShortStringRoom);
       if (const std::size_t m = json_detail::writeShortString<copyPlainShort16>(w, 0, s, false)) {
@@ -251,20 +279,25 @@ struct WriteRun {
   /// every byte written (a store-to-load chain per token).
   static bool fastString(char*& p, const char* l, char sep, const Value& v, bool isKey) noexcept {
     const std::string_view s = v.asStr();
-    if (s.size() >= 16 || v.hasInvalidUtf8() ||
-        l - p < static_cast<std::ptrdiff_t>(kShortStringRoom))
-      return false;
+    if (s.size() >= 16 || l - p < static_cast<std::ptrdiff_t>(kShortStringRoom)) return false;
+    if (v.isPlainAscii()) {  // known to need no escaping: copied without the check
+      p += json_detail::writeShortString<copyShort16>(p, sep, s, isKey);
+      return true;
+    }
+    if (v.hasInvalidUtf8()) return false;
     const std::size_t m = json_detail::writeShortString<copyPlainShort16>(p, sep, s, isKey);
     p += m;
     return m != 0;
   }
   template <class MemberAt>
   void compactMembers(std::size_t n, MemberAt memberAt, std::size_t depth);
-  /// A container's element or member value: strings (the common leaves) without the call and
-  /// type switch of value().
+  /// A container's element or member value: strings (the common leaves) and arrays without the
+  /// call and type switch of value().
   void child(const Value& v, std::size_t depth) {
     if (v.isStr()) {
-      string(v.asStr(), v.hasInvalidUtf8());
+      string(v.asStr(), v.hasInvalidUtf8(), v.isPlainAscii());
+    } else if (v.isArray()) {
+      array(v.asArray(), depth + 1);
     } else {
       value(v, depth);
     }
@@ -293,6 +326,16 @@ struct WriteRun {
   void extended(const Value& v);
   void array(std::span<const Value> elements, std::size_t depth);
   void map(std::span<const Member> members, std::size_t depth);
+  /// A Map value: in canonical mode sorted (canonicalMap) unless Value::hasCanonicalOrder says its
+  /// members are in that order already, which also rules out duplicates; then, as in the other
+  /// modes, in stored order (map; canonical mode is never pretty).
+  void mapValue(const Value& v, std::size_t depth) {
+    if (o.canonical && !v.hasCanonicalOrder()) {
+      canonicalMap(v.asMap(), depth);
+    } else {
+      map(v.asMap(), depth);
+    }
+  }
   void canonicalMap(std::span<const Member> members, std::size_t depth);
   void canonicalMapLarge(std::span<const Member> members, std::size_t depth);
   static constexpr std::size_t kSmallMap = 32;
@@ -583,7 +626,7 @@ void WriteRun::map(std::span<const Member> members, std::size_t depth) {
     if (pretty) newline(depth);
     if (!m.key.isStr()) [[unlikely]]
       failKeyType(m.key);
-    string(m.key.asStr(), m.key.hasInvalidUtf8());
+    string(m.key.asStr(), m.key.hasInvalidUtf8(), m.key.isPlainAscii());
     if (pretty) {
       raw(": ", 2);
     } else {
@@ -668,7 +711,7 @@ void WriteRun::compactMembers(std::size_t n, MemberAt memberAt, std::size_t dept
     if (!fastString(p, l, sep, m.key, true)) {
       w = p;
       put(sep);
-      string(m.key.asStr(), m.key.hasInvalidUtf8());
+      string(m.key.asStr(), m.key.hasInvalidUtf8(), m.key.isPlainAscii());
       put(':');
       p = w;
       l = lim;
@@ -710,7 +753,7 @@ void WriteRun::value(const Value& v, std::size_t depth) {
       float64(v.asDouble(), false, 0.0F);
       return;
     case ValueType::Str:
-      string(v.asStr(), v.hasInvalidUtf8());
+      string(v.asStr(), v.hasInvalidUtf8(), v.isPlainAscii());
       return;
     case ValueType::Bin:
     case ValueType::Ext:
@@ -721,11 +764,7 @@ void WriteRun::value(const Value& v, std::size_t depth) {
       array(v.asArray(), depth + 1);
       return;
     case ValueType::Map:
-      if (o.canonical) {
-        canonicalMap(v.asMap(), depth + 1);
-      } else {
-        map(v.asMap(), depth + 1);
-      }
+      mapValue(v, depth + 1);
       return;
   }
 }
@@ -888,7 +927,11 @@ void write(const Value& v, ByteBuf& out, const JsonWriteOptions& options) {
   const std::size_t mark = out.writerIndex();
   try {
     WriteRun run(out, options, 64);
-    run.value(v, 0);
+    if (v.isMap()) {  // the usual top level, without the type switch
+      run.mapValue(v, 1);
+    } else {
+      run.value(v, 0);
+    }
     run.commit();
   } catch (...) {
     out.writerIndex(mark);

@@ -61,9 +61,11 @@ class Document {
   std::span<const ByteBuf> keptBuffers() const noexcept { return kept_; }
 
   // ---- builders: everything is copied into the arena unless the name says View ----
-  /// Copies `text`; throws Utf8Error (from the buffer module) when it is not valid UTF-8.
+  /// Copies `text`; throws Utf8Error (from the buffer module) when it is not valid UTF-8. The
+  /// result carries the isPlainAscii() hint when the text is plain ASCII.
   Value str(std::string_view text);
-  /// Copies without validating; invalidUtf8 as in Value::strView.
+  /// Copies without validating; invalidUtf8 as in Value::strView. Without invalidUtf8, the result
+  /// carries the isPlainAscii() hint when the text is plain ASCII.
   Value strUnchecked(std::string_view text, bool invalidUtf8 = false);
   Value bin(std::span<const std::byte> bytes);
   Value ext(std::int8_t type, std::span<const std::byte> data);
@@ -74,7 +76,19 @@ class Document {
   Value map(std::initializer_list<Member> members) {
     return map(std::span<const Member>(members.begin(), members.size()));
   }
+  /// Copies the members in the order given (which MessagePack and non-canonical JSON keep). When
+  /// that order is already canonical (Str keys, valid UTF-8, strictly increasing by UTF-16 code
+  /// units), the result carries the hasCanonicalOrder() hint, so canonical JSON need not sort it.
   Value map(std::span<const Member> members);
+  /// Copies the members sorted into RFC 8785 order (keys by UTF-16 code units, as canonical JSON
+  /// writes them; the result carries hasCanonicalOrder()): a map kept in key order, as
+  /// nlohmann::json's std::map keeps it, for a tree written canonically more than once or looked
+  /// at in key order. Every key must be a Str of valid UTF-8 and keys distinct:
+  /// IllegalArgumentError otherwise, naming the key (the arena may keep the copy's space).
+  Value sortedMap(std::initializer_list<Member> members) {
+    return sortedMap(std::span<const Member>(members.begin(), members.size()));
+  }
+  Value sortedMap(std::span<const Member> members);
 
   /// Arena space for n elements or members, default-initialised (Nil), for decoders and builders
   /// that fill them in place; wrap the result with Value::arrayView / Value::mapView.

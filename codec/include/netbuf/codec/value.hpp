@@ -28,6 +28,14 @@
 // Document's builders create them.
 //
 // Lengths are at most UINT32_MAX (MessagePack's own limit), elements or bytes.
+//
+// Hints: a Str may carry isPlainAscii() and a Map hasCanonicalOrder(), facts about its bytes or
+// members that the builder or decoder that made the Value already knew (Document's builders, the
+// JSON parser), so that the JSON writer need not find them out again on every write. They are
+// never set on a Value made with the public view factories, never change what a Value means, and
+// are ignored by operator==. They describe the bytes as they were when the Value was made: memory
+// a Value views must not change while the Value is in use (for a view made by the parser, the
+// input text), or a writer may trust a stale hint.
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -79,6 +87,17 @@ struct Timestamp {
 };
 
 struct Member;
+class Value;
+
+namespace detail {
+/// Sets Value's hints (see isPlainAscii(), hasCanonicalOrder()); for Document and the decoders,
+/// which establish the facts first. Not a public API: a wrong hint makes the JSON writer emit
+/// invalid or non-canonical text.
+struct ValueHints {
+  static Value plainAscii(Value v) noexcept;
+  static Value canonicalOrder(Value v) noexcept;
+};
+}  // namespace detail
 
 class Value {
  public:
@@ -118,7 +137,7 @@ class Value {
   /// Throws IllegalArgumentError when longer than UINT32_MAX (as do the other views).
   static Value strView(std::string_view text, bool invalidUtf8 = false) {
     Value v(ValueType::Str, text.data(), checkedLength(text.size()));
-    v.aux_ = invalidUtf8 ? 1 : 0;
+    v.aux_ = invalidUtf8 ? kInvalidUtf8 : 0;
     return v;
   }
   /// Views `bytes` (not copied).
@@ -194,7 +213,22 @@ class Value {
     return {static_cast<const char*>(u_.p), size_};
   }
   /// True for a Str a lenient decoder kept although its bytes are not valid UTF-8.
-  bool hasInvalidUtf8() const noexcept { return type_ == ValueType::Str && aux_ != 0; }
+  bool hasInvalidUtf8() const noexcept {
+    return type_ == ValueType::Str && (aux_ & kInvalidUtf8) != 0;
+  }
+  /// A hint: true for a Str known to be printable ASCII other than '"' and '\\' (bytes 0x20-0x7F
+  /// but 0x22 and 0x5C), which JSON writes as it is in every mode. Set by Document::str and
+  /// strUnchecked and by the JSON parser for a string without escapes; false means not known.
+  bool isPlainAscii() const noexcept {
+    return type_ == ValueType::Str && (aux_ & kPlainAscii) != 0;
+  }
+  /// A hint: true for a Map known to have Str keys, none flagged invalidUtf8, in strictly
+  /// increasing RFC 8785 order (by UTF-16 code units, json::compareUtf16), so distinct: the order
+  /// canonical JSON writes, which then need not sort them. Set by Document::map when the members
+  /// come in that order and by Document::sortedMap; false means not known.
+  bool hasCanonicalOrder() const noexcept {
+    return type_ == ValueType::Map && (aux_ & kCanonicalOrder) != 0;
+  }
   std::span<const std::byte> asBin() const {
     if (type_ != ValueType::Bin) [[unlikely]]
       throwType(ValueType::Bin);
@@ -265,8 +299,13 @@ class Value {
   [[noreturn]] void throwInt64() const;
   [[noreturn]] void throwUInt64() const;
 
-  // Layout (16 bytes): the type, aux (Str: invalid-UTF-8 flag; Ext: the ext type), size (bytes,
-  // elements or pairs; a Timestamp's nanoseconds), and the payload word.
+  // aux_ bits of a Str and of a Map.
+  static constexpr std::uint8_t kInvalidUtf8 = 1;     // Str: kept although not valid UTF-8
+  static constexpr std::uint8_t kPlainAscii = 2;      // Str: the isPlainAscii() hint
+  static constexpr std::uint8_t kCanonicalOrder = 1;  // Map: the hasCanonicalOrder() hint
+
+  // Layout (16 bytes): the type, aux (Str: the two flags above; Map: the order hint; Ext: the ext
+  // type), size (bytes, elements or pairs; a Timestamp's nanoseconds), and the payload word.
   ValueType type_;
   std::uint8_t aux_ = 0;
   std::uint32_t size_ = 0;
@@ -280,6 +319,7 @@ class Value {
   } u_{.u = 0};
 
   friend class Document;
+  friend struct detail::ValueHints;
 };
 
 static_assert(sizeof(Value) == 16);
@@ -293,6 +333,17 @@ struct Member {
 
 inline Value Value::mapView(std::span<const Member> members) {
   return Value(ValueType::Map, members.data(), checkedLength(members.size()));
+}
+
+inline Value detail::ValueHints::plainAscii(Value v) noexcept {
+  if (v.type_ == ValueType::Str && (v.aux_ & Value::kInvalidUtf8) == 0)
+    v.aux_ |= Value::kPlainAscii;
+  return v;
+}
+
+inline Value detail::ValueHints::canonicalOrder(Value v) noexcept {
+  if (v.type_ == ValueType::Map) v.aux_ |= Value::kCanonicalOrder;
+  return v;
 }
 
 inline std::span<const Member> Value::asMap() const {
