@@ -277,7 +277,8 @@ struct WriteRun {
   /// the general code must write it. The containers keep their cursor in locals because a store
   /// through char* may alias any member, which would make the compiler reload and store w around
   /// every byte written (a store-to-load chain per token).
-  static bool fastString(char*& p, const char* l, char sep, const Value& v, bool isKey) noexcept {
+  NETBUF_JSON_INLINE static bool fastString(char*& p, const char* l, char sep, const Value& v,
+                                            bool isKey) noexcept {
     const std::string_view s = v.asStr();
     if (s.size() >= 16 || l - p < static_cast<std::ptrdiff_t>(kShortStringRoom)) return false;
     if (v.isPlainAscii()) {  // known to need no escaping: copied without the check
