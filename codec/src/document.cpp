@@ -240,7 +240,7 @@ Value Document::sortedMap(std::span<const Member> members) {
   for (std::size_t i = 1; i < out.size(); ++i) {
     if (json::compareUtf16(out[i - 1].key.asStr(), out[i].key.asStr()) == 0) {
       throw IllegalArgumentError(fmt::format("Document::sortedMap: duplicate key \"{}\"",
-                                             out[i].key.asStr().substr(0, 64)));
+                                             json_detail::utf8Prefix(out[i].key.asStr(), 64)));
     }
   }
   return detail::ValueHints::canonicalOrder(Value::mapView(out));

@@ -174,6 +174,9 @@ TEST_CASE("Document: map notes when its members are already in canonical order")
   CHECK_FALSE(doc.map({{Value::strView("a", true), one}}).hasCanonicalOrder());  // flagged
   CHECK_FALSE(doc.map({{Value::strView("\xff"), one}}).hasCanonicalOrder());     // invalid UTF-8
   CHECK(doc.map({{Value::strView("\xc3\xa9"), one}}).hasCanonicalOrder());       // view, valid
+  // In order by the comparison, but the middle key is not UTF-8: the validation decides.
+  CHECK_FALSE(doc.map({{a, one}, {Value::strView("a\xff"), one}, {b, one}}).hasCanonicalOrder());
+  CHECK(doc.map({{a, one}, {Value::strView("a\xc3\xa9"), one}, {b, one}}).hasCanonicalOrder());
   // UTF-16 order, not byte order: U+1F600 (D83D DE00) sorts before U+FB33.
   const Value emoji = doc.str("\xF0\x9F\x98\x80"), dalet = doc.str("\xEF\xAC\xB3");
   CHECK(doc.map({{emoji, one}, {dalet, one}}).hasCanonicalOrder());
@@ -216,6 +219,11 @@ TEST_CASE("Document: sortedMap keeps members in RFC 8785 key order, or throws na
   };
   CHECK(message({{doc.str("k"), one}, {doc.str("x"), one}, {doc.str("k"), two}}) ==
         "Document::sortedMap: duplicate key \"k\"");
+  // A long key is quoted up to 64 bytes, cut before a character that would not fit whole.
+  const std::string longKey = std::string(63, 'x') + "\xc3\xa9" + "tail";
+  CHECK(message({{doc.str(longKey), one}, {doc.str(longKey), two}}) ==
+        "Document::sortedMap: duplicate key \"" + std::string(63, 'x') + "\"");
+  CHECK(message({{doc.str(longKey), one}, {doc.str("k"), one}}) == "no throw");
   CHECK(message({{doc.str("k"), one}, {one, one}}) ==
         "Document::sortedMap: key 1 is UInt, not Str");
   CHECK(message({{Value::strView("a\xff"), one}}) ==

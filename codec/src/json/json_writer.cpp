@@ -640,8 +640,8 @@ void WriteRun::map(std::span<const Member> members, std::size_t depth) {
 }
 
 [[noreturn]] void failDuplicate(std::string_view key) {
-  WriteRun::fail(
-      fmt::format("duplicate key \"{}\" cannot be written in canonical mode", key.substr(0, 64)));
+  WriteRun::fail(fmt::format("duplicate key \"{}\" cannot be written in canonical mode",
+                             json_detail::utf8Prefix(key, 64)));
 }
 
 // A map's members in RFC 8785 order. Maps of at most kSmallMap members (nearly all of them) are

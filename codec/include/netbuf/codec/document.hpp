@@ -81,9 +81,9 @@ class Document {
   /// units), the result carries the hasCanonicalOrder() hint, so canonical JSON need not sort it.
   Value map(std::span<const Member> members);
   /// Copies the members sorted into RFC 8785 order (keys by UTF-16 code units, as canonical JSON
-  /// writes them; the result carries hasCanonicalOrder()): a map kept in key order, as
-  /// nlohmann::json's std::map keeps it, for a tree written canonically more than once or looked
-  /// at in key order. Every key must be a Str of valid UTF-8 and keys distinct:
+  /// writes them; the result carries hasCanonicalOrder()): a map sorted once, when built (as
+  /// nlohmann::json's std::map is, though that sorts bytes), for a tree written canonically more
+  /// than once or looked at in key order. Every key must be a Str of valid UTF-8 and keys distinct:
   /// IllegalArgumentError otherwise, naming the key (the arena may keep the copy's space).
   Value sortedMap(std::initializer_list<Member> members) {
     return sortedMap(std::span<const Member>(members.begin(), members.size()));

@@ -132,8 +132,9 @@ class Value {
     v.u_.d = d;
     return v;
   }
-  /// Views `text` (not copied; the caller keeps it alive). Not validated here: encoders and
-  /// Document::str validate; `invalidUtf8` marks text a lenient decoder kept as raw bytes.
+  /// Views `text` (not copied; the caller keeps it alive and unchanged while the Value is used:
+  /// see Hints above). Not validated here: encoders and Document::str validate; `invalidUtf8`
+  /// marks text a lenient decoder kept as raw bytes.
   /// Throws IllegalArgumentError when longer than UINT32_MAX (as do the other views).
   static Value strView(std::string_view text, bool invalidUtf8 = false) {
     Value v(ValueType::Str, text.data(), checkedLength(text.size()));
@@ -218,7 +219,8 @@ class Value {
   }
   /// A hint: true for a Str known to be printable ASCII other than '"' and '\\' (bytes 0x20-0x7F
   /// but 0x22 and 0x5C), which JSON writes as it is in every mode. Set by Document::str and
-  /// strUnchecked and by the JSON parser for a string without escapes; false means not known.
+  /// strUnchecked (which scan for it) and by the JSON parser (from its own scan of a string
+  /// without escapes; through strUnchecked for one with); false means not known.
   bool isPlainAscii() const noexcept {
     return type_ == ValueType::Str && (aux_ & kPlainAscii) != 0;
   }

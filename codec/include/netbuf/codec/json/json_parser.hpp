@@ -130,8 +130,9 @@ class JsonParser {
   void setOptions(const JsonParseOptions& options) { options_ = options; }
 
   /// Parses `text` (exactly one JSON value, optionally surrounded by whitespace) and sets
-  /// into.root(). Unescaped strings view `text`: keep it alive while the values are used. `into`
-  /// is not cleared first (its arena just grows). Throws JsonError.
+  /// into.root(). Unescaped strings view `text`: keep it alive and unchanged while the values are
+  /// used (they carry hints about its bytes, value.hpp; changed bytes can then be written as
+  /// invalid JSON). `into` is not cleared first (its arena just grows). Throws JsonError.
   void parse(std::string_view text, Document& into);
   /// Parses input's readable bytes (indices unchanged) and hands `input` to into.keepAlive(), so
   /// the views stay valid as long as `into`.

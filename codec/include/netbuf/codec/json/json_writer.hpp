@@ -109,6 +109,14 @@ struct PlainByteTable {
 };
 inline constexpr PlainByteTable kPlainByte{};
 
+/// The first at most n bytes of s, cut at a UTF-8 character boundary (for quoting text in
+/// messages without leaving half a character).
+inline std::string_view utf8Prefix(std::string_view s, std::size_t n) noexcept {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
 // SWAR over a word U (4 or 8 bytes): nonzero when a byte of x needs more than a copy ('"', '\\',
 // < 0x20 or >= 0x80). Exact as a boolean (the borrow false positives only occur above a byte that
 // is itself flagged).
