@@ -164,22 +164,28 @@ void Document::keepAlive(ByteBuf buf) {
 }
 
 Value Document::str(std::string_view text) {
-  const std::size_t bad =
-      utf8::firstInvalidUtf8(reinterpret_cast<const std::byte*>(text.data()), text.size());
-  if (bad != utf8::npos) {
-    throw Utf8Error(fmt::format("Document::str: ill-formed UTF-8 at offset {}", bad), bad);
+  // Plain ASCII is valid UTF-8: one scan for the common case, the validation only for the rest.
+  const bool plain = plainAsciiText(text.data(), text.size());
+  if (!plain) {
+    const std::size_t bad =
+        utf8::firstInvalidUtf8(reinterpret_cast<const std::byte*>(text.data()), text.size());
+    if (bad != utf8::npos) {
+      throw Utf8Error(fmt::format("Document::str: ill-formed UTF-8 at offset {}", bad), bad);
+    }
   }
-  return strUnchecked(text);
+  return copiedStr(text, false, plain);
 }
 
 Value Document::strUnchecked(std::string_view text, bool invalidUtf8) {
+  return copiedStr(text, invalidUtf8, !invalidUtf8 && plainAsciiText(text.data(), text.size()));
+}
+
+Value Document::copiedStr(std::string_view text, bool invalidUtf8, bool plainAscii) {
   std::byte* p = allocateBytes(text.size());
   if (!text.empty()) std::memcpy(p, text.data(), text.size());
   const Value v =
       Value::strView(std::string_view(reinterpret_cast<const char*>(p), text.size()), invalidUtf8);
-  return !invalidUtf8 && plainAsciiText(text.data(), text.size())
-             ? detail::ValueHints::plainAscii(v)
-             : v;
+  return plainAscii ? detail::ValueHints::plainAscii(v) : v;
 }
 
 Value Document::bin(std::span<const std::byte> bytes) {

@@ -114,6 +114,8 @@ class Document {
     std::size_t size;  // usable bytes after the header
   };
   std::byte* allocateSlow(std::size_t n);
+  /// text copied into the arena, as a Str with the given flag and hint.
+  Value copiedStr(std::string_view text, bool invalidUtf8, bool plainAscii);
   /// A static, 16-aligned address for zero-byte allocations (never written through).
   static std::byte* emptyStorage() noexcept;
   void freeBlocks(Block* b) noexcept;
