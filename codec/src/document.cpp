@@ -29,7 +29,10 @@ bool plainAsciiText(const char* p, std::size_t n) noexcept {
   return true;
 }
 
+/// Whether a Str key is valid UTF-8: not flagged invalid, and either known plain ASCII or
+/// validated now.
 bool validUtf8Key(const Value& key) noexcept {
+  if (key.hasInvalidUtf8()) return false;
   if (key.isPlainAscii()) return true;
   const std::string_view s = key.asStr();
   return utf8::firstInvalidUtf8(reinterpret_cast<const std::byte*>(s.data()), s.size()) ==
@@ -43,7 +46,7 @@ bool validUtf8Key(const Value& key) noexcept {
 bool inCanonicalOrder(std::span<const Member> members) noexcept {
   for (std::size_t i = 0; i < members.size(); ++i) {
     const Value& k = members[i].key;
-    if (!k.isStr() || k.hasInvalidUtf8()) return false;
+    if (!k.isStr()) return false;
     if (i > 0 && json::compareUtf16(members[i - 1].key.asStr(), k.asStr()) >= 0) return false;
   }
   return std::all_of(members.begin(), members.end(),
@@ -234,7 +237,7 @@ Value Document::sortedMap(std::span<const Member> members) {
       throw IllegalArgumentError(
           fmt::format("Document::sortedMap: key {} is {}, not Str", i, valueTypeName(k.type())));
     }
-    if (k.hasInvalidUtf8() || !validUtf8Key(k)) {
+    if (!validUtf8Key(k)) {
       throw IllegalArgumentError(fmt::format("Document::sortedMap: key {} is not valid UTF-8", i));
     }
   }

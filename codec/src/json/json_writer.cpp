@@ -134,6 +134,11 @@ using json_detail::copyPlainShort;
   return copyPlainShort(r, n, w);
 }
 
+/// Whether a 16-byte load at r stays in r's 4 KiB page and the string [r, r + n) is not empty
+/// (an empty string may point at the next page: nothing to load then).
+inline bool load16Safe(const char* r, std::size_t n) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(r) & 4095) <= 4096 - 16 && n != 0;
+}
 /// copyPlainShort in one 16-byte load, check and store: w has room for 16 bytes (the bytes past n
 /// are scratch, overwritten by what follows). The load may read past r + n, but never past the
 /// 4 KiB page that holds r, so it cannot fault; the extra bytes are masked off. It is kept out of
@@ -141,8 +146,7 @@ using json_detail::copyPlainShort;
 /// warn about the read. Sanitized builds compile the word-at-a-time version, since they would
 /// report the read too.
 bool copyPlainShort16(const char* r, std::size_t n, char* w) noexcept {
-  // (An empty string may point at the next page: nothing to load then.)
-  if ((reinterpret_cast<std::uintptr_t>(r) & 4095) > 4096 - 16 || n == 0) [[unlikely]]
+  if (!load16Safe(r, n)) [[unlikely]]
     return copyPlainShortNearPageEnd(r, n, w);
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r));
   // Signed compare: bytes >= 0x80 are negative, so "< 0x20" also catches non-ASCII.
@@ -156,7 +160,7 @@ bool copyPlainShort16(const char* r, std::size_t n, char* w) noexcept {
 /// The copy of a string known to be plain (Value::isPlainAscii): as copyPlainShort16 without the
 /// check. Returns true.
 bool copyShort16(const char* r, std::size_t n, char* w) noexcept {
-  if ((reinterpret_cast<std::uintptr_t>(r) & 4095) > 4096 - 16 || n == 0) [[unlikely]] {
+  if (!load16Safe(r, n)) [[unlikely]] {
     std::memcpy(w, r, n);
     return true;
   }
@@ -928,7 +932,9 @@ void write(const Value& v, ByteBuf& out, const JsonWriteOptions& options) {
   const std::size_t mark = out.writerIndex();
   try {
     WriteRun run(out, options, 64);
-    if (v.isMap()) {  // the usual top level, without the type switch
+    if (v.isMap()) {
+      // The usual top level, without value()'s type switch: value(v, 0) does the same, but this
+      // saves 1.3-1.5 ns of the small hash's 15-16 ns (alternating runs, eighth session).
       run.mapValue(v, 1);
     } else {
       run.value(v, 0);
