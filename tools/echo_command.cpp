@@ -116,7 +116,7 @@ void printLoadUsage(std::FILE* out) {
   std::fprintf(out,
                "usage: netbuf load echo --port P [--host H] [--connections C] [--size N]\n"
                "                        [--window W] [--duration D] [--warmup S] [--threads T]\n"
-               "                        [--json] [--progress]\n\n"
+               "                        [--server-pid PID] [--json] [--progress]\n\n"
                "Drives an echo server: each connection keeps W messages of N bytes in flight,\n"
                "sending one more for every one echoed back. Prints messages/s, MB/s (echoed\n"
                "payload, 1 MB = 1e6 bytes) and p50/p99/p999/max latency (send to last byte back).\n"
@@ -129,6 +129,8 @@ void printLoadUsage(std::FILE* out) {
                "  --duration D      measured seconds (default 5)\n"
                "  --warmup S        seconds run before measuring (default 0.5)\n"
                "  --threads T       client threads; connections spread round robin (default 1)\n"
+               "  --server-pid PID  also report the CPU time process PID (the server) used in\n"
+               "                    the measured window, and per message (Linux /proc)\n"
                "  --json            one JSON object on stdout\n"
                "  --progress        a progress line on stderr every 0.5 s (elapsed / total\n"
                "                    seconds, msgs/s and MB/s since the previous line, errors):\n"
@@ -156,6 +158,10 @@ int parseLoadOptions(const std::vector<std::string_view>& args, EchoLoadOptions&
       ok = parseBytes(args[++k], opt.messageSize);
     } else if (a == "--duration" && hasValue) {
       ok = parseSeconds(args[++k], opt.durationSeconds);
+    } else if (a == "--server-pid" && hasValue) {
+      std::size_t pid = 0;
+      ok = parseSize(args[++k], pid) && pid >= 1 && pid <= INT32_MAX;
+      opt.serverPid = static_cast<int>(pid);
     } else {
       return badOption("load echo", a, printLoadUsage);
     }
@@ -198,6 +204,16 @@ int runLoadEcho(const std::vector<std::string_view>& args) {
     std::printf("echo load against %s:%u, %.1f s measured after %.1f s warmup\n\n",
                 opt.host.c_str(), static_cast<unsigned>(opt.port), r.seconds, opt.warmupSeconds);
     std::printf("%s\n%s\n", echoTableHeader().c_str(), echoTableRow(opt, r).c_str());
+    if (r.clientCpuSeconds >= 0 && r.seconds > 0) {
+      std::printf("\nCPU in the window: client %.2f s (%.2f cores)", r.clientCpuSeconds,
+                  r.clientCpuSeconds / r.seconds);
+      if (r.serverCpuSeconds >= 0)
+        std::printf(
+            ", server (pid %d) %.2f s (%.2f cores, %.3f us per message)", opt.serverPid,
+            r.serverCpuSeconds, r.serverCpuSeconds / r.seconds,
+            r.messages != 0 ? r.serverCpuSeconds * 1e6 / static_cast<double>(r.messages) : 0.0);
+      std::printf("\n");
+    }
     if (!r.firstError.empty()) std::printf("\nfirst error: %s\n", r.firstError.c_str());
   }
   return r.ok() ? kExitOk : kExitFailure;

@@ -21,6 +21,8 @@
 #include <thread>
 #include <utility>
 
+#include <unistd.h>
+
 namespace netbuf::tools {
 
 // ---------------------------------------------------------------------------------------------
@@ -320,6 +322,7 @@ std::string EchoLoadOptions::validate() const {
   if (!(durationSeconds > 0) || durationSeconds > 86400) return "duration must be in (0, 86400]";
   if (!(warmupSeconds >= 0) || warmupSeconds > 3600) return "warmup must be in [0, 3600]";
   if (threads < 1 || threads > 256) return "threads must be in [1, 256]";
+  if (serverPid < 0) return "server pid must be a process id (or 0 for none)";
   if (onProgress && !(progressIntervalSeconds >= 0.01 && progressIntervalSeconds <= 60))
     return "progress interval must be in [0.01, 60] seconds";
   return {};
@@ -442,6 +445,28 @@ EchoLoadResult EchoLoad::run() {
     });
   }
 
+  // CPU accounting: this process's and the server's CPU time read at the window's start and at its
+  // end (or when the run ends, if sooner), by a thread of its own that sleeps in between.
+  const auto dueAt = [](std::int64_t ns) {
+    return Clock::time_point(
+        std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
+  };
+  std::thread cpuSampler([&] {
+    std::unique_lock<std::mutex> lock(runningMutex);
+    const auto ended = [&running] { return running == 0; };
+    if (runningChanged.wait_until(lock, dueAt(windowStart), ended)) return;  // no window
+    lock.unlock();
+    const double client0 = processCpuSeconds(static_cast<int>(getpid()));
+    const double server0 = o.serverPid != 0 ? processCpuSeconds(o.serverPid) : -1;
+    lock.lock();
+    runningChanged.wait_until(lock, dueAt(windowEnd), ended);
+    lock.unlock();
+    const double client1 = processCpuSeconds(static_cast<int>(getpid()));
+    const double server1 = o.serverPid != 0 ? processCpuSeconds(o.serverPid) : -1;
+    if (client0 >= 0 && client1 >= client0) result.clientCpuSeconds = client1 - client0;
+    if (server0 >= 0 && server1 >= server0) result.serverCpuSeconds = server1 - server0;
+  });
+
   // Progress: sample the shared counters every interval until the threads are done.
   std::exception_ptr progressError;
   std::int64_t lastReportAt = start;
@@ -492,6 +517,7 @@ EchoLoadResult EchoLoad::run() {
   }
   for (auto& t : threads) t.join();
   const std::int64_t finished = nowNs();
+  cpuSampler.join();
   if (o.onProgress && !progressError) {
     try {
       report(finished, true);
@@ -523,6 +549,28 @@ EchoLoadResult EchoLoad::run() {
   result.p999Ns = all.percentile(0.999);
   result.maxNs = all.max();
   return result;
+}
+
+double processCpuSeconds(int pid) {
+  if (pid <= 0) return -1;
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return -1;
+  char buf[1024];
+  const std::size_t got = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[got] = '\0';
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so fields are counted from
+  // the last ')'. utime and stime are fields 14 and 15 (proc(5)), the 12th and 13th after it.
+  const char* p = std::strrchr(buf, ')');
+  if (p == nullptr) return -1;
+  unsigned long long utime = 0, stime = 0;
+  if (std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                  &stime) != 2)
+    return -1;
+  const long ticks = sysconf(_SC_CLK_TCK);
+  if (ticks <= 0) return -1;
+  return static_cast<double>(utime + stime) / static_cast<double>(ticks);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -610,6 +658,17 @@ std::string echoJson(const EchoLoadOptions& o, const EchoLoadResult& r) {
                 r.connectionsOpened, static_cast<unsigned long long>(r.mismatches),
                 static_cast<unsigned long long>(r.errors));
   std::string out = buf;
+  if (r.clientCpuSeconds >= 0) {
+    std::snprintf(buf, sizeof buf, ",\"client_cpu_s\":%.2f", r.clientCpuSeconds);
+    out += buf;
+  }
+  if (r.serverCpuSeconds >= 0) {
+    std::snprintf(
+        buf, sizeof buf, ",\"server_cpu_s\":%.2f,\"server_cpu_us_per_msg\":%.4f",
+        r.serverCpuSeconds,
+        r.messages != 0 ? r.serverCpuSeconds * 1e6 / static_cast<double>(r.messages) : 0.0);
+    out += buf;
+  }
   if (!r.firstError.empty()) out += ",\"first_error\":\"" + jsonEscape(r.firstError) + "\"";
   out += "}";
   return out;

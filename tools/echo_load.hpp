@@ -112,6 +112,9 @@ struct EchoLoadOptions {
   /// run early and is rethrown by run() once the connection threads are joined.
   std::function<void(const EchoLoadProgress&)> onProgress;
   double progressIntervalSeconds = 0.5;  ///< in [0.01, 60]
+  /// A process (the server, when it runs as its own process) whose CPU time over the measuring
+  /// window is reported in EchoLoadResult::serverCpuSeconds; 0: none. Read from /proc (Linux).
+  int serverPid = 0;
 
   /// Empty when valid, else what is wrong (run() throws std::invalid_argument with it).
   std::string validate() const;
@@ -129,6 +132,11 @@ struct EchoLoadResult {
   std::uint64_t errors = 0;      ///< connect failures and socket errors (any time)
   std::uint64_t mismatches = 0;  ///< echoed bytes that were not what was sent
   std::string firstError;        ///< the first error's description, empty if none
+  /// CPU time (user + system, all threads) used in the measuring window by this process and by
+  /// EchoLoadOptions::serverPid; negative when not measured (no server pid, /proc unreadable, or
+  /// the run ended before the window began). 10 ms resolution (clock ticks).
+  double clientCpuSeconds = -1;
+  double serverCpuSeconds = -1;
 
   bool ok() const noexcept { return errors == 0 && mismatches == 0 && messages > 0; }
 };
@@ -164,6 +172,10 @@ class EchoLoad {
   // Errors and mismatches counted so far (rare: bumped on the failure path only).
   alignas(64) std::atomic<std::uint64_t> failures_{0};
 };
+
+/// CPU time (user + system, summed over its threads, live and exited) that process `pid` has
+/// used, from /proc/PID/stat; negative when it cannot be read (no such process, not Linux).
+double processCpuSeconds(int pid);
 
 /// One human-readable table row (see echoTableHeader()) and one JSON object for a result.
 std::string echoTableHeader();

@@ -23,6 +23,10 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+#include <ctime>
+#include <fstream>
+
 namespace {
 
 using netbuf::tools::AsioEchoServer;
@@ -239,6 +243,79 @@ TEST_CASE("EchoLoad: window 1, one connection; options are validated") {
   CHECK_FALSE(o.validate().empty());
   o.window = 1;
   CHECK(o.validate().empty());
+}
+
+TEST_CASE("processCpuSeconds: this process's CPU time grows with work; bad pids read as negative") {
+  using netbuf::tools::processCpuSeconds;
+  const int self = static_cast<int>(getpid());
+  const double before = processCpuSeconds(self);
+  REQUIRE(before >= 0);
+  // Burn 150 ms of this thread's CPU time (not wall time: the machine may be busy).
+  timespec t0{}, t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  volatile std::uint64_t sink = 0;
+  do {
+    for (int i = 0; i < 10000; ++i) sink = sink + static_cast<std::uint64_t>(i);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  } while (static_cast<double>(t.tv_sec - t0.tv_sec) +
+               static_cast<double>(t.tv_nsec - t0.tv_nsec) / 1e9 <
+           0.15);
+  const double after = processCpuSeconds(self);
+  CHECK(after - before >= 0.1);  // 150 ms, read in 10 ms ticks
+  CHECK(after - before < 5);
+
+  CHECK(processCpuSeconds(0) < 0);
+  CHECK(processCpuSeconds(-1) < 0);
+  // Process ids are below pid_max, so pid_max itself never names a process.
+  int pidMax = 0;
+  std::ifstream("/proc/sys/kernel/pid_max") >> pidMax;
+  REQUIRE(pidMax > 0);
+  CHECK(processCpuSeconds(pidMax) < 0);
+}
+
+TEST_CASE("EchoLoad: CPU time in the window, for this process and a server pid") {
+  AsioEchoServer server;
+  server.start();
+  EchoLoadOptions opt;
+  opt.port = server.port();
+  opt.connections = 2;
+  opt.window = 16;
+  opt.durationSeconds = 0.4;
+  opt.warmupSeconds = 0.05;
+
+  // Without a server pid: the client's CPU only.
+  EchoLoadResult r = EchoLoad(opt).run();
+  checkSane(r);
+  CHECK(r.serverCpuSeconds < 0);
+  CHECK(r.clientCpuSeconds > 0);  // the load keeps a thread busy for 0.4 s
+  CHECK(r.clientCpuSeconds <= r.seconds * 2 * std::thread::hardware_concurrency() + 0.05);
+  CHECK(netbuf::tools::echoJson(opt, r).find("\"client_cpu_s\":") != std::string::npos);
+  CHECK(netbuf::tools::echoJson(opt, r).find("server_cpu") == std::string::npos);
+
+  // The server runs in this process here, so its pid is this one: it used CPU in the window.
+  opt.serverPid = static_cast<int>(getpid());
+  r = EchoLoad(opt).run();
+  checkSane(r);
+  CHECK(r.serverCpuSeconds > 0);
+  CHECK(r.serverCpuSeconds <= r.seconds * 2 * std::thread::hardware_concurrency() + 0.05);
+  const std::string json = netbuf::tools::echoJson(opt, r);
+  CHECK(json.find("\"server_cpu_s\":") != std::string::npos);
+  CHECK(json.find("\"server_cpu_us_per_msg\":") != std::string::npos);
+
+  // A run stopped before its window begins measures nothing.
+  opt.warmupSeconds = 30;
+  EchoLoad early(opt);
+  EchoLoadResult e;
+  std::thread client([&] { e = early.run(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  early.stop();
+  client.join();
+  CHECK(e.clientCpuSeconds < 0);
+  CHECK(e.serverCpuSeconds < 0);
+  server.stop();
+
+  opt.serverPid = -5;
+  CHECK_FALSE(opt.validate().empty());
 }
 
 TEST_CASE("EchoLoad: nothing listening counts connect errors, no crash") {
