@@ -235,6 +235,7 @@ void AsioEchoServer::start() {
   for (auto& loop : impl->loops) {
     asio::io_context* ioc = &loop->ioc;
     loop->thread = std::thread([ioc, stats] {
+      stats->recordThisThread();
       for (;;) {
         try {
           ioc->run();
@@ -258,6 +259,7 @@ void AsioEchoServer::stop() {
   for (auto& loop : impl_->loops) loop->ioc.stop();
   for (auto& loop : impl_->loops)
     if (loop->thread.joinable()) loop->thread.join();
+  stats_->forgetThreads();
   // Nothing runs any more: close the listener, then destroy each io_context, which destroys the
   // handlers still queued and with them the sessions they own (closing their sockets).
   impl_->retry.reset();

@@ -230,7 +230,8 @@ void printBenchEchoUsage(std::FILE* out) {
       "drives it with the load client (one thread) over the issue-7 matrix: 1 and 16\n"
       "connections x 128 B and 16 KiB messages x window 1 and 64. One row per case and\n"
       "server; with both servers, each case runs on both back to back (same conditions)\n"
-      "and the netbuf/asio ratio of messages per second follows.\n\n"
+      "and the netbuf/asio ratio of messages per second follows, then the ratio of the\n"
+      "server threads' CPU time per message (asio's / netbuf's; /proc, Linux).\n\n"
       "  --seconds S   measured seconds per row (default 1); each row first warms up\n"
       "                for min(0.5, S/2) seconds\n"
       "  --impl I      'both' (default), 'netbuf' or 'asio' (plain Boost.Asio, the floor)\n"
@@ -315,8 +316,10 @@ int runBenchEcho(const std::vector<std::string_view>& args) {
     std::printf(
         "netbuf bench echo: echo servers with 1 I/O thread on 127.0.0.1 (netbuf's and the plain\n"
         "Asio floor), load client 1 thread; %.1f s measured per row. MB/s: echoed payload,\n"
-        "1 MB = 1e6 bytes. ratio: netbuf msgs/s / asio msgs/s for the same case.\n\n"
-        "impl   %s\n",
+        "1 MB = 1e6 bytes. cpu us: the server thread's CPU time per message in the window.\n"
+        "ratio: netbuf msgs/s / asio msgs/s for the same case; cpu: asio's CPU per message /\n"
+        "netbuf's (above 1: netbuf needs less).\n\n"
+        "impl   %s    cpu us\n",
         seconds, echoTableHeader().c_str());
   }
   std::fflush(stdout);
@@ -324,6 +327,7 @@ int runBenchEcho(const std::vector<std::string_view>& args) {
   bool firstRow = true;
   for (const Case& c : cases) {
     double asioRate = 0;
+    double asioCpu = -1;
     for (std::size_t s = 0; s < servers.size(); ++s) {
       EchoLoadOptions opt;
       opt.port = servers[s]->port();
@@ -332,9 +336,13 @@ int runBenchEcho(const std::vector<std::string_view>& args) {
       opt.window = c.window;
       opt.durationSeconds = seconds;
       opt.warmupSeconds = std::min(0.5, seconds / 2);
+      opt.serverCpuClock = [server = servers[s].get()] { return server->counters().cpuSeconds(); };
       EchoLoad load(opt);
       const EchoLoadResult r = load.run();
       allOk = allOk && r.ok();
+      const double cpuPerMessage = r.serverCpuSeconds >= 0 && r.messages != 0
+                                       ? r.serverCpuSeconds * 1e6 / static_cast<double>(r.messages)
+                                       : -1;
       if (firstError.empty()) firstError = r.firstError;
       const char* name = implName(impls[s]);
       if (json) {
@@ -342,9 +350,16 @@ int runBenchEcho(const std::vector<std::string_view>& args) {
         std::printf("%s\n {\"impl\":\"%s\",%s", firstRow ? "" : ",", name, row.c_str() + 1);
       } else {
         std::string line = fmt::format("{:<6} {}", name, echoTableRow(opt, r));
-        if (impls[s] == EchoImpl::Asio) asioRate = r.messagesPerSecond;
-        if (impls[s] == EchoImpl::Netbuf && asioRate > 0)
+        if (cpuPerMessage >= 0) line += fmt::format(" {:9.3f}", cpuPerMessage);
+        if (impls[s] == EchoImpl::Asio) {
+          asioRate = r.messagesPerSecond;
+          asioCpu = cpuPerMessage;
+        }
+        if (impls[s] == EchoImpl::Netbuf && asioRate > 0) {
           line += fmt::format("  ratio {:.2f}", r.messagesPerSecond / asioRate);
+          if (asioCpu > 0 && cpuPerMessage > 0)
+            line += fmt::format(", cpu {:.2f}", asioCpu / cpuPerMessage);
+        }
         std::printf("%s\n", line.c_str());
       }
       firstRow = false;

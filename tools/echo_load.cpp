@@ -2,6 +2,8 @@
 
 #include "echo_load.hpp"
 
+#include "cpu_time.hpp"
+
 #include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -323,6 +325,7 @@ std::string EchoLoadOptions::validate() const {
   if (!(warmupSeconds >= 0) || warmupSeconds > 3600) return "warmup must be in [0, 3600]";
   if (threads < 1 || threads > 256) return "threads must be in [1, 256]";
   if (serverPid < 0) return "server pid must be a process id (or 0 for none)";
+  if (serverPid != 0 && serverCpuClock) return "give a server pid or a server CPU clock, not both";
   if (onProgress && !(progressIntervalSeconds >= 0.01 && progressIntervalSeconds <= 60))
     return "progress interval must be in [0.01, 60] seconds";
   return {};
@@ -456,13 +459,17 @@ EchoLoadResult EchoLoad::run() {
     const auto ended = [&running] { return running == 0; };
     if (runningChanged.wait_until(lock, dueAt(windowStart), ended)) return;  // no window
     lock.unlock();
+    const auto serverCpu = [&o] {
+      if (o.serverCpuClock) return o.serverCpuClock();
+      return o.serverPid != 0 ? processCpuSeconds(o.serverPid) : -1.0;
+    };
     const double client0 = processCpuSeconds(static_cast<int>(getpid()));
-    const double server0 = o.serverPid != 0 ? processCpuSeconds(o.serverPid) : -1;
+    const double server0 = serverCpu();
     lock.lock();
     runningChanged.wait_until(lock, dueAt(windowEnd), ended);
     lock.unlock();
     const double client1 = processCpuSeconds(static_cast<int>(getpid()));
-    const double server1 = o.serverPid != 0 ? processCpuSeconds(o.serverPid) : -1;
+    const double server1 = serverCpu();
     if (client0 >= 0 && client1 >= client0) result.clientCpuSeconds = client1 - client0;
     if (server0 >= 0 && server1 >= server0) result.serverCpuSeconds = server1 - server0;
   });
@@ -549,28 +556,6 @@ EchoLoadResult EchoLoad::run() {
   result.p999Ns = all.percentile(0.999);
   result.maxNs = all.max();
   return result;
-}
-
-double processCpuSeconds(int pid) {
-  if (pid <= 0) return -1;
-  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
-  std::FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) return -1;
-  char buf[1024];
-  const std::size_t got = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
-  buf[got] = '\0';
-  // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so fields are counted from
-  // the last ')'. utime and stime are fields 14 and 15 (proc(5)), the 12th and 13th after it.
-  const char* p = std::strrchr(buf, ')');
-  if (p == nullptr) return -1;
-  unsigned long long utime = 0, stime = 0;
-  if (std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
-                  &stime) != 2)
-    return -1;
-  const long ticks = sysconf(_SC_CLK_TCK);
-  if (ticks <= 0) return -1;
-  return static_cast<double>(utime + stime) / static_cast<double>(ticks);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -30,6 +30,8 @@
 // progressIntervalSeconds while the run goes and calls onProgress with a snapshot, then once more
 // (EchoLoadProgress::last) when the connection threads have ended. Without it, run() just waits.
 
+#include "cpu_time.hpp"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -115,6 +117,9 @@ struct EchoLoadOptions {
   /// A process (the server, when it runs as its own process) whose CPU time over the measuring
   /// window is reported in EchoLoadResult::serverCpuSeconds; 0: none. Read from /proc (Linux).
   int serverPid = 0;
+  /// Instead of serverPid, for a server in this process: returns the server's CPU seconds so far
+  /// (negative: unknown). Called on a thread of run() at the window's start and end.
+  std::function<double()> serverCpuClock;
 
   /// Empty when valid, else what is wrong (run() throws std::invalid_argument with it).
   std::string validate() const;
@@ -133,8 +138,8 @@ struct EchoLoadResult {
   std::uint64_t mismatches = 0;  ///< echoed bytes that were not what was sent
   std::string firstError;        ///< the first error's description, empty if none
   /// CPU time (user + system, all threads) used in the measuring window by this process and by
-  /// EchoLoadOptions::serverPid; negative when not measured (no server pid, /proc unreadable, or
-  /// the run ended before the window began). 10 ms resolution (clock ticks).
+  /// EchoLoadOptions::serverPid (or serverCpuClock); negative when not measured (no server pid,
+  /// /proc unreadable, or the run ended before the window began). 10 ms resolution (clock ticks).
   double clientCpuSeconds = -1;
   double serverCpuSeconds = -1;
 
@@ -172,10 +177,6 @@ class EchoLoad {
   // Errors and mismatches counted so far (rare: bumped on the failure path only).
   alignas(64) std::atomic<std::uint64_t> failures_{0};
 };
-
-/// CPU time (user + system, summed over its threads, live and exited) that process `pid` has
-/// used, from /proc/PID/stat; negative when it cannot be read (no such process, not Linux).
-double processCpuSeconds(int pid);
 
 /// One human-readable table row (see echoTableHeader()) and one JSON object for a result.
 std::string echoTableHeader();

@@ -3,9 +3,13 @@
 // They are shared (std::shared_ptr) with the servers' sessions, which may outlive a stop() until
 // their last handler is destroyed; every counter is a relaxed atomic, readable from any thread.
 
+#include "cpu_time.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 namespace netbuf::tools {
 
@@ -16,6 +20,19 @@ struct EchoServerStats {
   /// Exceptions thrown by handlers and caught by the server's threads (the Asio server; netbuf's
   /// server routes them through its pipeline instead, which closes the channel).
   std::atomic<std::uint64_t> handlerFailures{0};
+
+  /// Called by each of the server's I/O threads when it starts, so that cpuSeconds() can sum them.
+  void recordThisThread() {
+    const std::lock_guard lock(threadsMutex);
+    threadIds.push_back(currentThreadId());
+  }
+  /// Called by stop() once the threads have been joined.
+  void forgetThreads() {
+    const std::lock_guard lock(threadsMutex);
+    threadIds.clear();
+  }
+  std::mutex threadsMutex;
+  std::vector<int> threadIds;  // of the running server's I/O threads
 };
 
 /// Base of both echo servers: the counters and their accessors.
@@ -33,6 +50,17 @@ class EchoServerCounters {
   /// Bytes echoed (written back) since construction.
   std::uint64_t bytesEchoed() const noexcept {
     return stats_->bytesEchoed.load(std::memory_order_relaxed);
+  }
+  /// CPU time (user + system) the server's I/O threads have used so far, summed over those still
+  /// running (threadCpuSeconds: /proc, clock ticks); negative while none runs.
+  double cpuSeconds() const {
+    const std::lock_guard lock(stats_->threadsMutex);
+    double sum = -1;
+    for (int tid : stats_->threadIds) {
+      const double t = threadCpuSeconds(tid);
+      if (t >= 0) sum = (sum < 0 ? 0 : sum) + t;
+    }
+    return sum;
   }
 
  protected:

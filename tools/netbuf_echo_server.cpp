@@ -69,6 +69,8 @@ void NetbufEchoServer::start() {
                        ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(stats));
                      })
                      .bind(options_.address, options_.port);
+  for (std::size_t k = 0; k < impl->group.size(); ++k)
+    impl->group.loop(k).execute([stats] { stats->recordThisThread(); });
   port_.store(impl->server->port(), std::memory_order_release);
   impl_ = std::move(impl);
 }
@@ -80,6 +82,7 @@ void NetbufEchoServer::stop() {
   impl_->group.shutdownGracefully(std::chrono::milliseconds(50), std::chrono::seconds(5));
   impl_->server.reset();
   impl_.reset();
+  stats_->forgetThreads();
   port_.store(0, std::memory_order_release);
 }
 

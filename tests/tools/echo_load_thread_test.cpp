@@ -263,6 +263,13 @@ TEST_CASE("processCpuSeconds: this process's CPU time grows with work; bad pids 
   const double after = processCpuSeconds(self);
   CHECK(after - before >= 0.1);  // 150 ms, read in 10 ms ticks
   CHECK(after - before < 5);
+  // The same work, seen as this thread's time: it ran on this thread, so it is all there.
+  const int tid = netbuf::tools::currentThreadId();
+  const double threadNow = netbuf::tools::threadCpuSeconds(tid);
+  CHECK(threadNow >= 0.1);
+  CHECK(threadNow <= processCpuSeconds(self) + 0.02);
+  CHECK(netbuf::tools::threadCpuSeconds(0) < 0);
+  CHECK(netbuf::tools::threadCpuSeconds(-3) < 0);
 
   CHECK(processCpuSeconds(0) < 0);
   CHECK(processCpuSeconds(-1) < 0);
@@ -271,6 +278,54 @@ TEST_CASE("processCpuSeconds: this process's CPU time grows with work; bad pids 
   std::ifstream("/proc/sys/kernel/pid_max") >> pidMax;
   REQUIRE(pidMax > 0);
   CHECK(processCpuSeconds(pidMax) < 0);
+  CHECK(netbuf::tools::threadCpuSeconds(pidMax) < 0);
+}
+
+TEST_CASE("Echo servers: CPU time of their I/O threads while running; a load client reads it") {
+  for (const bool useNetbuf : {false, true}) {
+    CAPTURE(useNetbuf);
+    netbuf::tools::AsioEchoServerOptions so;
+    so.threads = 2;
+    AsioEchoServer asioServer(so);
+    netbuf::tools::NetbufEchoServer netbufServer(so);
+    const netbuf::tools::EchoServerCounters& counters =
+        useNetbuf ? static_cast<const netbuf::tools::EchoServerCounters&>(netbufServer)
+                  : asioServer;
+    CHECK(counters.cpuSeconds() < 0);  // no thread yet
+    std::uint16_t port = 0;
+    if (useNetbuf) {
+      netbufServer.start();
+      port = netbufServer.port();
+    } else {
+      asioServer.start();
+      port = asioServer.port();
+    }
+    EchoLoadOptions opt;
+    opt.port = port;
+    opt.connections = 4;
+    opt.window = 16;
+    opt.durationSeconds = 0.4;
+    opt.warmupSeconds = 0.1;
+    opt.serverCpuClock = [&counters] { return counters.cpuSeconds(); };
+    const EchoLoadResult r = EchoLoad(opt).run();
+    checkSane(r);
+    // Serving 0.4 s of echo traffic takes CPU time on the server's threads, and no more than the
+    // threads could use; the clock is read again after the run, so it is at least the window's.
+    CHECK(r.serverCpuSeconds > 0);
+    CHECK(r.serverCpuSeconds <= r.seconds * 2 + 0.05);
+    CHECK(counters.cpuSeconds() >= r.serverCpuSeconds);
+    if (useNetbuf) {
+      netbufServer.stop();
+    } else {
+      asioServer.stop();
+    }
+    CHECK(counters.cpuSeconds() < 0);  // the threads are gone
+  }
+  EchoLoadOptions both;
+  both.port = 1;
+  both.serverPid = 1;
+  both.serverCpuClock = [] { return 0.0; };
+  CHECK_FALSE(both.validate().empty());
 }
 
 TEST_CASE("EchoLoad: CPU time in the window, for this process and a server pid") {
