@@ -207,11 +207,14 @@ int runLoadEcho(const std::vector<std::string_view>& args) {
     if (r.clientCpuSeconds >= 0 && r.seconds > 0) {
       std::printf("\nCPU in the window: client %.2f s (%.2f cores)", r.clientCpuSeconds,
                   r.clientCpuSeconds / r.seconds);
-      if (r.serverCpuSeconds >= 0)
-        std::printf(
-            ", server (pid %d) %.2f s (%.2f cores, %.3f us per message)", opt.serverPid,
-            r.serverCpuSeconds, r.serverCpuSeconds / r.seconds,
-            r.messages != 0 ? r.serverCpuSeconds * 1e6 / static_cast<double>(r.messages) : 0.0);
+      if (r.serverCpuSeconds >= 0) {
+        std::printf(", server (pid %d) %.2f s (%.2f cores", opt.serverPid, r.serverCpuSeconds,
+                    r.serverCpuSeconds / r.seconds);
+        if (r.messages != 0)
+          std::printf(", %.3f us per message",
+                      r.serverCpuSeconds * 1e6 / static_cast<double>(r.messages));
+        std::printf(")");
+      }
       std::printf("\n");
     }
     if (!r.firstError.empty()) std::printf("\nfirst error: %s\n", r.firstError.c_str());

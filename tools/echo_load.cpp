@@ -454,7 +454,7 @@ EchoLoadResult EchoLoad::run() {
     return Clock::time_point(
         std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
   };
-  std::thread cpuSampler([&] {
+  const auto sampleCpu = [&] {
     std::unique_lock<std::mutex> lock(runningMutex);
     const auto ended = [&running] { return running == 0; };
     if (runningChanged.wait_until(lock, dueAt(windowStart), ended)) return;  // no window
@@ -472,7 +472,19 @@ EchoLoadResult EchoLoad::run() {
     const double server1 = serverCpu();
     if (client0 >= 0 && client1 >= client0) result.clientCpuSeconds = client1 - client0;
     if (server0 >= 0 && server1 >= server0) result.serverCpuSeconds = server1 - server0;
-  });
+  };
+  // The CPU figures are extras: a sampler that cannot be started, or a clock that throws, leaves
+  // them unmeasured (-1) rather than ending the run (or the process: nothing may leave a thread).
+  std::thread cpuSampler;
+  try {
+    cpuSampler = std::thread([&sampleCpu] {
+      try {
+        sampleCpu();
+      } catch (...) {
+      }
+    });
+  } catch (...) {
+  }
 
   // Progress: sample the shared counters every interval until the threads are done.
   std::exception_ptr progressError;
@@ -524,7 +536,7 @@ EchoLoadResult EchoLoad::run() {
   }
   for (auto& t : threads) t.join();
   const std::int64_t finished = nowNs();
-  cpuSampler.join();
+  if (cpuSampler.joinable()) cpuSampler.join();
   if (o.onProgress && !progressError) {
     try {
       report(finished, true);
@@ -648,11 +660,13 @@ std::string echoJson(const EchoLoadOptions& o, const EchoLoadResult& r) {
     out += buf;
   }
   if (r.serverCpuSeconds >= 0) {
-    std::snprintf(
-        buf, sizeof buf, ",\"server_cpu_s\":%.2f,\"server_cpu_us_per_msg\":%.4f",
-        r.serverCpuSeconds,
-        r.messages != 0 ? r.serverCpuSeconds * 1e6 / static_cast<double>(r.messages) : 0.0);
+    std::snprintf(buf, sizeof buf, ",\"server_cpu_s\":%.2f", r.serverCpuSeconds);
     out += buf;
+    if (r.messages != 0) {  // no messages: no cost per message (not a cost of 0)
+      std::snprintf(buf, sizeof buf, ",\"server_cpu_us_per_msg\":%.4f",
+                    r.serverCpuSeconds * 1e6 / static_cast<double>(r.messages));
+      out += buf;
+    }
   }
   if (!r.firstError.empty()) out += ",\"first_error\":\"" + jsonEscape(r.firstError) + "\"";
   out += "}";

@@ -30,8 +30,6 @@
 // progressIntervalSeconds while the run goes and calls onProgress with a snapshot, then once more
 // (EchoLoadProgress::last) when the connection threads have ended. Without it, run() just waits.
 
-#include "cpu_time.hpp"
-
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -118,7 +116,8 @@ struct EchoLoadOptions {
   /// window is reported in EchoLoadResult::serverCpuSeconds; 0: none. Read from /proc (Linux).
   int serverPid = 0;
   /// Instead of serverPid, for a server in this process: returns the server's CPU seconds so far
-  /// (negative: unknown). Called on a thread of run() at the window's start and end.
+  /// (negative: unknown). Called on a thread of run() at the window's start and end; should not
+  /// throw (if it does, the server's CPU time is left unmeasured).
   std::function<double()> serverCpuClock;
 
   /// Empty when valid, else what is wrong (run() throws std::invalid_argument with it).
@@ -137,7 +136,8 @@ struct EchoLoadResult {
   std::uint64_t errors = 0;      ///< connect failures and socket errors (any time)
   std::uint64_t mismatches = 0;  ///< echoed bytes that were not what was sent
   std::string firstError;        ///< the first error's description, empty if none
-  /// CPU time (user + system, all threads) used in the measuring window by this process and by
+  /// CPU time (user + system, all threads) used in the measuring window by this process (the
+  /// client, and any server running in the same process) and by
   /// EchoLoadOptions::serverPid (or serverCpuClock); negative when not measured (no server pid,
   /// /proc unreadable, or the run ended before the window began). 10 ms resolution (clock ticks).
   double clientCpuSeconds = -1;

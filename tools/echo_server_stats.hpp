@@ -2,6 +2,8 @@
 // The counters both echo servers keep (netbuf's own and the plain-Asio floor), and their read side.
 // They are shared (std::shared_ptr) with the servers' sessions, which may outlive a stop() until
 // their last handler is destroyed; every counter is a relaxed atomic, readable from any thread.
+// The I/O thread ids (for cpuSeconds()) are under a mutex; start() returns once every I/O thread
+// has recorded its id, so a CPU reading right after start() covers them all.
 
 #include "cpu_time.hpp"
 

@@ -1,5 +1,8 @@
 #include "netbuf_echo_server.hpp"
 
+#include <latch>
+#include <memory>
+
 #include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
 #include <netbuf/transport/bootstrap.hpp>
 #include <stdexcept>
@@ -69,8 +72,15 @@ void NetbufEchoServer::start() {
                        ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(stats));
                      })
                      .bind(options_.address, options_.port);
-  for (std::size_t k = 0; k < impl->group.size(); ++k)
-    impl->group.loop(k).execute([stats] { stats->recordThisThread(); });
+  // Each loop records its thread id before start() returns (see cpuSeconds()).
+  auto recorded = std::make_shared<std::latch>(static_cast<std::ptrdiff_t>(impl->group.size()));
+  for (std::size_t k = 0; k < impl->group.size(); ++k) {
+    impl->group.loop(k).execute([stats, recorded] {
+      stats->recordThisThread();
+      recorded->count_down();
+    });
+  }
+  recorded->wait();
   port_.store(impl->server->port(), std::memory_order_release);
   impl_ = std::move(impl);
 }
