@@ -251,6 +251,10 @@ struct WriteRun {
   }
 
   void value(const Value& v, std::size_t depth);
+  /// A Str value (or key) as a quoted string, with its flag and hint.
+  NETBUF_JSON_INLINE void string(const Value& str) {
+    string(str.asStr(), str.hasInvalidUtf8(), str.isPlainAscii());
+  }
   /// The quoted string: short plain strings inline, the rest in stringSlow. plainAscii: s is known
   /// to need no escaping (Value::isPlainAscii), so it is copied without looking at its bytes.
   void string(std::string_view s, bool flagged = false, bool plainAscii = false) {
@@ -300,7 +304,7 @@ struct WriteRun {
   /// call and type switch of value().
   void child(const Value& v, std::size_t depth) {
     if (v.isStr()) {
-      string(v.asStr(), v.hasInvalidUtf8(), v.isPlainAscii());
+      string(v);
     } else if (v.isArray()) {
       array(v.asArray(), depth + 1);
     } else {
@@ -631,7 +635,7 @@ void WriteRun::map(std::span<const Member> members, std::size_t depth) {
     if (pretty) newline(depth);
     if (!m.key.isStr()) [[unlikely]]
       failKeyType(m.key);
-    string(m.key.asStr(), m.key.hasInvalidUtf8(), m.key.isPlainAscii());
+    string(m.key);
     if (pretty) {
       raw(": ", 2);
     } else {
@@ -716,7 +720,7 @@ void WriteRun::compactMembers(std::size_t n, MemberAt memberAt, std::size_t dept
     if (!fastString(p, l, sep, m.key, true)) {
       w = p;
       put(sep);
-      string(m.key.asStr(), m.key.hasInvalidUtf8(), m.key.isPlainAscii());
+      string(m.key);
       put(':');
       p = w;
       l = lim;
@@ -758,7 +762,7 @@ void WriteRun::value(const Value& v, std::size_t depth) {
       float64(v.asDouble(), false, 0.0F);
       return;
     case ValueType::Str:
-      string(v.asStr(), v.hasInvalidUtf8(), v.isPlainAscii());
+      string(v);
       return;
     case ValueType::Bin:
     case ValueType::Ext:
