@@ -2,8 +2,6 @@
 
 #include "asio_echo_server.hpp"
 
-#include <latch>
-
 #include <algorithm>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -234,13 +232,10 @@ void AsioEchoServer::start() {
 
   impl->accept();
   Stats* stats = stats_.get();
-  // Each thread records its id before start() returns (see cpuSeconds()).
-  auto recorded = std::make_shared<std::latch>(static_cast<std::ptrdiff_t>(impl->loops.size()));
   for (auto& loop : impl->loops) {
     asio::io_context* ioc = &loop->ioc;
-    loop->thread = std::thread([ioc, stats, recorded] {
+    loop->thread = std::thread([ioc, stats] {
       stats->recordThisThread();
-      recorded->count_down();
       for (;;) {
         try {
           ioc->run();
@@ -255,7 +250,7 @@ void AsioEchoServer::start() {
       }
     });
   }
-  recorded->wait();
+  stats_->waitForThreads(impl->loops.size());  // so that cpuSeconds() covers every thread
   impl_ = std::move(impl);
 }
 

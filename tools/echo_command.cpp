@@ -210,9 +210,8 @@ int runLoadEcho(const std::vector<std::string_view>& args) {
       if (r.serverCpuSeconds >= 0) {
         std::printf(", server (pid %d) %.2f s (%.2f cores", opt.serverPid, r.serverCpuSeconds,
                     r.serverCpuSeconds / r.seconds);
-        if (r.messages != 0)
-          std::printf(", %.3f us per message",
-                      r.serverCpuSeconds * 1e6 / static_cast<double>(r.messages));
+        if (const double perMessage = r.serverCpuMicrosPerMessage(); perMessage >= 0)
+          std::printf(", %.3f us per message", perMessage);
         std::printf(")");
       }
       std::printf("\n");
@@ -343,9 +342,7 @@ int runBenchEcho(const std::vector<std::string_view>& args) {
       EchoLoad load(opt);
       const EchoLoadResult r = load.run();
       allOk = allOk && r.ok();
-      const double cpuPerMessage = r.serverCpuSeconds >= 0 && r.messages != 0
-                                       ? r.serverCpuSeconds * 1e6 / static_cast<double>(r.messages)
-                                       : -1;
+      const double cpuPerMessage = r.serverCpuMicrosPerMessage();
       if (firstError.empty()) firstError = r.firstError;
       const char* name = implName(impls[s]);
       if (json) {

@@ -88,6 +88,11 @@ std::int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
       .count();
 }
+/// The time point of a nowNs() value, for waits.
+Clock::time_point timeAt(std::int64_t ns) {
+  return Clock::time_point(
+      std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
+}
 
 std::uint8_t patternByte(std::size_t offset) {
   return static_cast<std::uint8_t>((offset * 131u + 17u) ^ (offset >> 8));
@@ -450,14 +455,10 @@ EchoLoadResult EchoLoad::run() {
 
   // CPU accounting: this process's and the server's CPU time read at the window's start and at its
   // end (or when the run ends, if sooner), by a thread of its own that sleeps in between.
-  const auto dueAt = [](std::int64_t ns) {
-    return Clock::time_point(
-        std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
-  };
   const auto sampleCpu = [&] {
     std::unique_lock<std::mutex> lock(runningMutex);
     const auto ended = [&running] { return running == 0; };
-    if (runningChanged.wait_until(lock, dueAt(windowStart), ended)) return;  // no window
+    if (runningChanged.wait_until(lock, timeAt(windowStart), ended)) return;  // no window
     lock.unlock();
     const auto serverCpu = [&o] {
       if (o.serverCpuClock) return o.serverCpuClock();
@@ -466,7 +467,7 @@ EchoLoadResult EchoLoad::run() {
     const double client0 = processCpuSeconds(static_cast<int>(getpid()));
     const double server0 = serverCpu();
     lock.lock();
-    runningChanged.wait_until(lock, dueAt(windowEnd), ended);
+    runningChanged.wait_until(lock, timeAt(windowEnd), ended);
     lock.unlock();
     const double client1 = processCpuSeconds(static_cast<int>(getpid()));
     const double server1 = serverCpu();
@@ -514,9 +515,7 @@ EchoLoadResult EchoLoad::run() {
     std::int64_t next = start + intervalNs;
     std::unique_lock<std::mutex> lock(runningMutex);
     for (;;) {
-      const Clock::time_point due(
-          std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(next)));
-      if (runningChanged.wait_until(lock, due, [&running] { return running == 0; })) break;
+      if (runningChanged.wait_until(lock, timeAt(next), [&running] { return running == 0; })) break;
       const std::int64_t now = nowNs();
       if (now < next) continue;  // woke early: wait for the tick
       // Late (a descheduled reporter): the next tick comes no sooner than half an interval on,
@@ -662,9 +661,8 @@ std::string echoJson(const EchoLoadOptions& o, const EchoLoadResult& r) {
   if (r.serverCpuSeconds >= 0) {
     std::snprintf(buf, sizeof buf, ",\"server_cpu_s\":%.2f", r.serverCpuSeconds);
     out += buf;
-    if (r.messages != 0) {  // no messages: no cost per message (not a cost of 0)
-      std::snprintf(buf, sizeof buf, ",\"server_cpu_us_per_msg\":%.4f",
-                    r.serverCpuSeconds * 1e6 / static_cast<double>(r.messages));
+    if (const double perMessage = r.serverCpuMicrosPerMessage(); perMessage >= 0) {
+      std::snprintf(buf, sizeof buf, ",\"server_cpu_us_per_msg\":%.4f", perMessage);
       out += buf;
     }
   }

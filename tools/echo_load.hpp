@@ -144,6 +144,13 @@ struct EchoLoadResult {
   double serverCpuSeconds = -1;
 
   bool ok() const noexcept { return errors == 0 && mismatches == 0 && messages > 0; }
+  /// serverCpuSeconds per message in microseconds; negative when not measured or when no message
+  /// completed (no cost per message, rather than a cost of 0).
+  double serverCpuMicrosPerMessage() const noexcept {
+    return serverCpuSeconds >= 0 && messages != 0
+               ? serverCpuSeconds * 1e6 / static_cast<double>(messages)
+               : -1;
+  }
 };
 
 class EchoLoad {

@@ -8,6 +8,8 @@
 #include "cpu_time.hpp"
 
 #include <atomic>
+#include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -25,8 +27,16 @@ struct EchoServerStats {
 
   /// Called by each of the server's I/O threads when it starts, so that cpuSeconds() can sum them.
   void recordThisThread() {
-    const std::lock_guard lock(threadsMutex);
-    threadIds.push_back(currentThreadId());
+    {
+      const std::lock_guard lock(threadsMutex);
+      threadIds.push_back(currentThreadId());
+    }
+    threadRecorded.notify_all();
+  }
+  /// Called by start(): returns once n I/O threads have recorded their ids.
+  void waitForThreads(std::size_t n) {
+    std::unique_lock lock(threadsMutex);
+    threadRecorded.wait(lock, [&] { return threadIds.size() >= n; });
   }
   /// Called by stop() once the threads have been joined.
   void forgetThreads() {
@@ -34,6 +44,7 @@ struct EchoServerStats {
     threadIds.clear();
   }
   std::mutex threadsMutex;
+  std::condition_variable threadRecorded;
   std::vector<int> threadIds;  // of the running server's I/O threads
 };
 

@@ -1,8 +1,5 @@
 #include "netbuf_echo_server.hpp"
 
-#include <latch>
-#include <memory>
-
 #include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
 #include <netbuf/transport/bootstrap.hpp>
 #include <stdexcept>
@@ -72,15 +69,9 @@ void NetbufEchoServer::start() {
                        ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(stats));
                      })
                      .bind(options_.address, options_.port);
-  // Each loop records its thread id before start() returns (see cpuSeconds()).
-  auto recorded = std::make_shared<std::latch>(static_cast<std::ptrdiff_t>(impl->group.size()));
-  for (std::size_t k = 0; k < impl->group.size(); ++k) {
-    impl->group.loop(k).execute([stats, recorded] {
-      stats->recordThisThread();
-      recorded->count_down();
-    });
-  }
-  recorded->wait();
+  for (std::size_t k = 0; k < impl->group.size(); ++k)
+    impl->group.loop(k).execute([stats] { stats->recordThisThread(); });
+  stats_->waitForThreads(impl->group.size());  // so that cpuSeconds() covers every thread
   port_.store(impl->server->port(), std::memory_order_release);
   impl_ = std::move(impl);
 }

@@ -37,15 +37,22 @@ using netbuf::tools::LatencyHistogram;
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-EchoLoadResult runLoad(std::uint16_t port, std::size_t connections, std::size_t size,
-                       std::size_t window, double seconds, std::size_t threads = 1) {
+/// Load options for a server on 127.0.0.1:port (128-byte messages unless changed after).
+EchoLoadOptions loadOptions(std::uint16_t port, std::size_t connections, std::size_t window,
+                            double seconds, double warmup) {
   EchoLoadOptions opt;
   opt.port = port;
   opt.connections = connections;
-  opt.messageSize = size;
   opt.window = window;
   opt.durationSeconds = seconds;
-  opt.warmupSeconds = 0.05;
+  opt.warmupSeconds = warmup;
+  return opt;
+}
+
+EchoLoadResult runLoad(std::uint16_t port, std::size_t connections, std::size_t size,
+                       std::size_t window, double seconds, std::size_t threads = 1) {
+  EchoLoadOptions opt = loadOptions(port, connections, window, seconds, 0.05);
+  opt.messageSize = size;
   opt.threads = threads;
   EchoLoad load(opt);
   return load.run();
@@ -300,12 +307,7 @@ TEST_CASE("Echo servers: CPU time of their I/O threads while running; a load cli
       asioServer.start();
       port = asioServer.port();
     }
-    EchoLoadOptions opt;
-    opt.port = port;
-    opt.connections = 4;
-    opt.window = 16;
-    opt.durationSeconds = 0.4;
-    opt.warmupSeconds = 0.1;
+    EchoLoadOptions opt = loadOptions(port, 4, 16, 0.4, 0.1);
     opt.serverCpuClock = [&counters] { return counters.cpuSeconds(); };
     const EchoLoadResult r = EchoLoad(opt).run();
     checkSane(r);
@@ -324,10 +326,7 @@ TEST_CASE("Echo servers: CPU time of their I/O threads while running; a load cli
   // A clock that throws leaves the server's figure unmeasured; the run itself is unaffected.
   AsioEchoServer server;
   server.start();
-  EchoLoadOptions throwing;
-  throwing.port = server.port();
-  throwing.durationSeconds = 0.2;
-  throwing.warmupSeconds = 0.05;
+  EchoLoadOptions throwing = loadOptions(server.port(), 1, 1, 0.2, 0.05);
   throwing.serverCpuClock = []() -> double { throw std::runtime_error("no clock"); };
   const EchoLoadResult t = EchoLoad(throwing).run();
   checkSane(t);
@@ -345,12 +344,7 @@ TEST_CASE("Echo servers: CPU time of their I/O threads while running; a load cli
 TEST_CASE("EchoLoad: CPU time in the window, for this process and a server pid") {
   AsioEchoServer server;
   server.start();
-  EchoLoadOptions opt;
-  opt.port = server.port();
-  opt.connections = 2;
-  opt.window = 16;
-  opt.durationSeconds = 0.4;
-  opt.warmupSeconds = 0.05;
+  EchoLoadOptions opt = loadOptions(server.port(), 2, 16, 0.4, 0.05);
 
   // Without a server pid: this process's CPU only (the load's thread and the server's, both here).
   EchoLoadResult r = EchoLoad(opt).run();
@@ -409,13 +403,9 @@ TEST_CASE("EchoLoad: nothing listening counts connect errors, no crash") {
 TEST_CASE("EchoLoad: the server stopping mid-run ends the load with errors counted") {
   AsioEchoServer server;
   server.start();
-  EchoLoadOptions opt;
-  opt.port = server.port();
-  opt.connections = 4;
+  // 30 s: it ends long before, when every connection has failed.
+  EchoLoadOptions opt = loadOptions(server.port(), 4, 16, 30, 0);
   opt.messageSize = 1024;
-  opt.window = 16;
-  opt.durationSeconds = 30;  // ends long before: every connection fails
-  opt.warmupSeconds = 0;
   EchoLoad load(opt);
   EchoLoadResult r;
   const auto t0 = std::chrono::steady_clock::now();
@@ -435,12 +425,7 @@ TEST_CASE("EchoLoad: the server stopping mid-run ends the load with errors count
 TEST_CASE("EchoLoad: stop() from another thread ends a run early") {
   AsioEchoServer server;
   server.start();
-  EchoLoadOptions opt;
-  opt.port = server.port();
-  opt.connections = 2;
-  opt.window = 4;
-  opt.durationSeconds = 30;
-  opt.warmupSeconds = 0;
+  EchoLoadOptions opt = loadOptions(server.port(), 2, 4, 30, 0);
   EchoLoad load(opt);
   EchoLoadResult r;
   std::thread client([&] { r = load.run(); });
