@@ -137,7 +137,7 @@ void ByteBuf::takeRefCredit() {
   const std::uint32_t now = storage_->refs.load(std::memory_order_relaxed);
   const std::uint32_t batch = now <= UINT32_MAX - kRefCreditBatch ? kRefCreditBatch : 1;
   storage_->retainMany(batch);
-  refCredit_ = batch;
+  refCredit_ = static_cast<std::uint16_t>(batch);
 }
 
 void ByteBuf::reallocate(std::size_t newCapacity) {
@@ -147,7 +147,7 @@ void ByteBuf::reallocate(std::size_t newCapacity) {
     // Growing into spare room is safe even when the storage is shared: only this handle can reach
     // bytes past its capacity (derived handles cover ranges inside the capacity they were taken
     // from, and never grow).
-    capacity_ = newCapacity;
+    setCapacity(newCapacity);
     return;
   }
   detail::Storage* fresh = alloc().allocateStorage(newCapacity);
@@ -160,7 +160,7 @@ void ByteBuf::reallocate(std::size_t newCapacity) {
   }
   storage_ = fresh;
   base_ = fresh->data;
-  capacity_ = newCapacity;
+  setCapacity(newCapacity);
   if (writerIndex_ > newCapacity) {
     readerIndex_ = std::min<std::size_t>(readerIndex_, newCapacity);
     writerIndex_ = newCapacity;
@@ -479,6 +479,7 @@ ByteBuf Unpooled::wrappedUnownedBuffer(std::span<const std::byte> bytes) {
       std::span<std::byte>(const_cast<std::byte*>(bytes.data()), bytes.size()));
   b.readOnly_ = true;
   b.writeBlocked_ = true;
+  b.writeLimit_ = 0;
   return b;
 }
 

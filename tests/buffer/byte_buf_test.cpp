@@ -690,6 +690,71 @@ TEST_CASE("capacity(n): grow, shrink with index trimming, limits") {
   CHECK(b.capacity() == 32);  // policy: 64 capped at 32
 }
 
+// The fixed-size writes compare writerIndex + N with one limit that follows the capacity and is 0
+// on read-only and empty handles: every way of changing those must move it.
+TEST_CASE("fixed-size writes follow every change of capacity, read-only state and emptiness") {
+  SUBCASE("shrinking then writing grows again, keeping the bytes") {
+    ByteBuf b = heapBuffer(8, 64);
+    b.writeLong(0x0102030405060708LL);
+    b.capacity(4);
+    CHECK(b.writerIndex() == 4);
+    b.writeInt(0x0A0B0C0D);  // past the new capacity: must grow, not write past it
+    CHECK(b.capacity() == 64);
+    CHECK(readable(b) == std::vector<int>{1, 2, 3, 4, 10, 11, 12, 13});
+  }
+  SUBCASE("growing in place moves the limit with the capacity") {
+    ByteBuf b = heapBuffer(4, 64);
+    b.writeInt(1);
+    b.capacity(12);
+    const std::byte* before = b.data();
+    b.writeLong(2);  // exactly up to the new capacity: no growth
+    CHECK(b.capacity() == 12);
+    CHECK(b.data() == before);
+    b.writeByte(3);  // one past: grows
+    CHECK(b.capacity() > 12);
+    CHECK(b.getLong(4) == 2);
+  }
+  SUBCASE("a fixed capacity stops the write that does not fit and leaves the index") {
+    std::array<std::byte, 6> mem{};
+    ByteBuf w = Unpooled::wrappedUnownedBuffer(std::span<std::byte>(mem));
+    w.clear();
+    w.writeInt(0x01020304);
+    CHECK_THROWS_AS(w.writeInt(5), IndexOutOfBoundsError);
+    CHECK(w.writerIndex() == 4);
+    w.writeShort(0x0506);  // what still fits
+    CHECK(w.writerIndex() == 6);
+    CHECK_THROWS_AS(w.writeByte(7), IndexOutOfBoundsError);
+    CHECK(mem[5] == std::byte{6});
+  }
+  SUBCASE("read-only handles refuse fixed-size writes with room left") {
+    ByteBuf b = heapBuffer(16);
+    ByteBuf ro = b.asReadOnly();
+    CHECK(ro.writerIndex() == 0);  // all 16 bytes writable, if it were writable
+    CHECK_THROWS_AS(ro.writeByte(1), ReadOnlyBufferError);
+    CHECK_THROWS_AS(ro.writeLongLE(1), ReadOnlyBufferError);
+    const std::array<std::byte, 4> cmem{};
+    ByteBuf r = Unpooled::wrappedUnownedBuffer(std::span<const std::byte>(cmem));
+    r.clear();
+    CHECK_THROWS_AS(r.writeInt(1), ReadOnlyBufferError);
+    CHECK_THROWS_AS(r.writeBoolean(true), ReadOnlyBufferError);
+    CHECK(r.writerIndex() == 0);
+  }
+  SUBCASE("reset, move and move-assignment carry the limit with the storage") {
+    ByteBuf b = heapBuffer(8, 8);
+    b.writeInt(1);
+    b.reset();
+    CHECK_THROWS_AS(b.writeInt(1), EmptyBufferError);
+    ByteBuf c = heapBuffer(8, 8);
+    b = std::move(c);
+    b.writeLong(7);  // c's full capacity, through b
+    CHECK_THROWS_AS(b.writeByte(1), IndexOutOfBoundsError);
+    CHECK_THROWS_AS(c.writeByte(1), EmptyBufferError);
+    ByteBuf d(std::move(b));
+    CHECK(d.readLong() == 7);
+    CHECK_THROWS_AS(b.writeShort(1), EmptyBufferError);
+  }
+}
+
 // ================================================================== discard
 
 TEST_CASE("discardReadBytes moves the readable bytes to 0 and adjusts marks (Netty)") {

@@ -129,6 +129,7 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
     markedReaderIndex_ = markedWriterIndex_ = 0;
     readOnly_ = false;
     writeBlocked_ = true;
+    writeLimit_ = 0;
   }
 
   /// True when the handle owns storage (not default-constructed, not moved-from).
@@ -267,6 +268,7 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
     return ByteBuf(storage_, base_ + index, 0, length, length, length, readOnly_);
   }
   static constexpr std::uint32_t kRefCreditBatch = 64;
+  static_assert(kRefCreditBatch <= UINT16_MAX, "the credit is 16 bits");
 
   /// A non-owning view of the readable bytes (see byte_buf_view.hpp for its lifetime rule).
   ByteBufView slice() const noexcept { return {base_ + readerIndex_, writerIndex_ - readerIndex_}; }
@@ -408,9 +410,12 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   }
   template <class T, std::size_t N, ByteOrder O>
   void writeValue(T value) {
-    // writerIndex_ <= kMaxCapacityLimit, so the sum cannot overflow. One branch: the bitwise or
-    // folds the (rarely true) read-only/empty test into the capacity test.
-    if (writeBlocked_ | (writerIndex_ + N > capacity_)) ensureWritableSlow(N);
+    // writeLimit_ is 0 on a read-only or empty handle, so one compare against one field covers
+    // both; writerIndex_ <= kMaxCapacityLimit, so the sum cannot overflow. (Testing writeBlocked_
+    // and capacity_ instead costs a load and a branch per value: the store below writes through a
+    // byte pointer, which may alias this object, so every field the test reads is reloaded on the
+    // next call.)
+    if (writerIndex_ + N > writeLimit_) ensureWritableSlow(N);
     // The index is read once, before the store: the store writes through a byte pointer, which
     // may alias this object, so `writerIndex_ += N` after it would reload writerIndex_ from memory
     // and chain every write to the previous one through a store-to-load forwarding.
@@ -432,8 +437,15 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
         writerIndex_(writerIndex),
         capacity_(capacity),
         maxCapacity_(maxCapacity),
+        writeLimit_(readOnly || storage == nullptr ? 0 : static_cast<std::uint32_t>(capacity)),
         readOnly_(readOnly),
         writeBlocked_(readOnly || storage == nullptr) {}
+
+  /// Sets capacity_ and the write limit that follows it (see writeLimit_).
+  void setCapacity(std::size_t capacity) noexcept {
+    capacity_ = static_cast<std::uint32_t>(capacity);
+    writeLimit_ = writeBlocked_ ? 0 : capacity_;
+  }
 
   void moveFrom(ByteBuf& o) noexcept {
     storage_ = std::exchange(o.storage_, nullptr);
@@ -444,6 +456,7 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
     maxCapacity_ = std::exchange(o.maxCapacity_, 0);
     markedReaderIndex_ = std::exchange(o.markedReaderIndex_, 0);
     markedWriterIndex_ = std::exchange(o.markedWriterIndex_, 0);
+    writeLimit_ = std::exchange(o.writeLimit_, 0);
     readOnly_ = std::exchange(o.readOnly_, false);
     writeBlocked_ = std::exchange(o.writeBlocked_, true);
     refCredit_ = std::exchange(o.refCredit_, 0);
@@ -464,7 +477,9 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
 
   // Invariants: readerIndex_ <= writerIndex_ <= capacity_ <= maxCapacity_ <= kMaxCapacityLimit;
   // base_[0..capacity_) lies inside storage_->data[0..storage_->size); an empty handle has every
-  // field zero/null. Derived handles (slices, duplicates) have maxCapacity_ == capacity_.
+  // field zero/null (writeBlocked_ true). Derived handles (slices, duplicates) have
+  // maxCapacity_ == capacity_. writeLimit_ == (writeBlocked_ ? 0 : capacity_), and
+  // writeBlocked_ == (readOnly_ || storage_ == nullptr).
   //
   // Indices and capacities are 32-bit (kMaxCapacityLimit is UINT32_MAX; Netty's is 2^31 - 1): the
   // handle is 48 bytes instead of 72, which is what a slot of a vector of buffers, a pipeline's
@@ -479,14 +494,20 @@ class ByteBuf : public ByteAccessors<ByteBuf> {
   std::uint32_t maxCapacity_ = 0;
   std::uint32_t markedReaderIndex_ = 0;
   std::uint32_t markedWriterIndex_ = 0;
-  bool readOnly_ = false;
-  // readOnly_ || empty: the one flag the write fast paths test.
-  bool writeBlocked_ = true;
+  // writeBlocked_ ? 0 : capacity_ (kept so by the constructor, setCapacity, reset and moveFrom):
+  // the one field the fixed-size write fast path (writeValue) compares writerIndex_ + N with.
+  // Paths whose length may be zero test writeBlocked_ instead, so that a zero-length write to a
+  // read-only handle still throws.
+  std::uint32_t writeLimit_ = 0;
   // References to storage_ held in reserve by this handle (beyond its own), spent by
-  // readRetainedSliceBatched. Fits in the padding after the two flags.
-  std::uint32_t refCredit_ = 0;
+  // readRetainedSliceBatched; at most kRefCreditBatch.
+  std::uint16_t refCredit_ = 0;
+  bool readOnly_ = false;
+  // readOnly_ || empty: what the write paths whose length may be zero test.
+  bool writeBlocked_ = true;
 };
-static_assert(sizeof(ByteBuf) == 48, "two pointers, six 32-bit indices, two flags, the credit");
+static_assert(sizeof(ByteBuf) == 48,
+              "two pointers, seven 32-bit indices and limits, the credit, two flags");
 
 inline bool operator==(const ByteBuf& a, const ByteBuf& b) { return a.equals(b); }
 
