@@ -117,11 +117,6 @@ class FloorAllocator final : public netbuf::ByteBufAllocator {
     return b;
   }
 
- protected:
-  ByteBuf newBuffer(std::size_t n, std::size_t maxCapacity) override {
-    return handleOn(allocateStorage(n), n, maxCapacity);
-  }
-
  private:
   struct alignas(64) Block : netbuf::detail::Storage {};
   static void destroy(netbuf::detail::Storage* s) noexcept {

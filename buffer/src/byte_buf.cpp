@@ -151,6 +151,8 @@ void ByteBuf::reallocate(std::size_t newCapacity) {
     return;
   }
   detail::Storage* fresh = alloc().allocateStorage(newCapacity);
+  if (fresh->size < newCapacity) [[unlikely]]
+    detail::rejectShortStorage(fresh, newCapacity, "ByteBuf growth");
   const std::size_t keep = std::min<std::size_t>(capacity_, newCapacity);
   if (keep != 0) std::memcpy(fresh->data, base_, keep);
   if (refCredit_ != 0) {
@@ -297,13 +299,11 @@ void ByteBufAllocator::throwBadBufferArguments(std::size_t initialCapacity,
       initialCapacity, maxCapacity, kMaxCapacityLimit));
 }
 
-ByteBuf ByteBufAllocator::newBuffer(std::size_t initialCapacity, std::size_t maxCapacity) {
-  detail::Storage* s = allocateStorage(initialCapacity);
-  // allocateStorage promises at least initialCapacity bytes; adopt() re-checks everything (and
-  // costs a call), so it is only the fallback for an allocator that broke that promise.
-  if (s->size < initialCapacity) [[unlikely]]
-    return ByteBuf::adopt(s, initialCapacity, maxCapacity);
-  return handleOn(s, initialCapacity, maxCapacity);
+void detail::rejectShortStorage(Storage* storage, std::size_t requested, const char* who) {
+  const std::size_t size = storage->size;
+  storage->release();
+  throw IllegalArgumentError(fmt::format(
+      "{}: allocateStorage returned {} bytes for a request of {}", who, size, requested));
 }
 
 ByteBuf ByteBufAllocator::zeroedBuffer(std::size_t initialCapacity, std::size_t maxCapacity) {
@@ -368,11 +368,6 @@ detail::Storage* UnpooledByteBufAllocator::allocateStorage(std::size_t minCapaci
   s->allocator = this;
   s->destroy = &destroyHeap;
   return s;
-}
-
-ByteBuf UnpooledByteBufAllocator::newBuffer(std::size_t initialCapacity, std::size_t maxCapacity) {
-  return handleOn(UnpooledByteBufAllocator::allocateStorage(initialCapacity), initialCapacity,
-                  maxCapacity);
 }
 
 // ------------------------------------------------------------------ Unpooled

@@ -1423,7 +1423,7 @@ namespace detail {
 
 namespace detail {
 
-// The out-of-line fast path, for allocateStorage and for newBuffer when buffer()'s inline path did
+// The out-of-line fast path, for allocateStorage when buffer()'s inline path did
 // not serve the request (a size above its limit, another allocator's memo, leak detection at
 // paranoid, an empty bin, a sweep or sample due): a cache hit while the allocator's fast-path id is
 // on (fastId: see updateFastPath). nullptr sends the caller to allocateSlow, which handles
@@ -1441,19 +1441,6 @@ detail::Storage* PooledByteBufAllocator::allocateStorage(std::size_t n) {
           core_, fastIds_[detail::kPoolAsan].load(std::memory_order_relaxed), n)) [[likely]]
     return s;
   return detail::allocateSlow(core_, n);
-}
-
-// One call for buffer(): the block and the handle (a pooled block always has room for n). The
-// slow path is a tail call, so the hit saves and restores no registers.
-ByteBuf PooledByteBufAllocator::newBuffer(std::size_t n, std::size_t maxCapacity) {
-  if (detail::Storage* s = detail::popCached(
-          core_, fastIds_[detail::kPoolAsan].load(std::memory_order_relaxed), n)) [[likely]]
-    return handleOn(s, n, maxCapacity);
-  return newBufferSlow(n, maxCapacity);
-}
-
-ByteBuf PooledByteBufAllocator::newBufferSlow(std::size_t n, std::size_t maxCapacity) {
-  return handleOn(detail::allocateSlow(core_, n), n, maxCapacity);
 }
 
 AllocatorStats PooledByteBufAllocator::stats() const {

@@ -1873,6 +1873,56 @@ TEST_CASE("indices at the top of the 32-bit range: no truncation, growth refused
   static_assert(netbuf::detail::textBound(SIZE_MAX / 2, 3) == SIZE_MAX);
 }
 
+/// An allocator that breaks allocateStorage's promise: its blocks hold half the bytes asked for.
+class ShortAllocator final : public ByteBufAllocator {
+ public:
+  int frees = 0;
+  bool isPooled() const noexcept override { return false; }
+  netbuf::detail::Storage* allocateStorage(std::size_t minCapacity) override {
+    auto* block = new Block();
+    block->owner = this;
+    block->memory = std::make_unique<std::byte[]>(minCapacity / 2 + 1);
+    block->data = block->memory.get();
+    block->size = minCapacity / 2;
+    block->allocator = this;
+    block->destroy = &destroyBlock;
+    return block;
+  }
+
+ private:
+  struct Block : netbuf::detail::Storage {
+    ShortAllocator* owner = nullptr;
+    std::unique_ptr<std::byte[]> memory;
+  };
+  static void destroyBlock(netbuf::detail::Storage* s) noexcept {
+    auto* b = static_cast<Block*>(s);
+    ++b->owner->frees;
+    delete b;
+  }
+};
+
+TEST_CASE("buffer() releases a block smaller than it asked for, and throws") {
+  ShortAllocator a;
+  CHECK_THROWS_WITH_AS(
+      a.buffer(16, 32),
+      "ByteBufAllocator::buffer: allocateStorage returned 8 bytes for a request of 16",
+      IllegalArgumentError);
+  CHECK(a.frees == 1);
+  ByteBuf empty = a.buffer(0, 32);  // 0 of 0 bytes: the promise holds
+  CHECK(empty.capacity() == 0);
+  CHECK(empty.maxCapacity() == 32);
+  // Growth asks the same allocator (for 32 bytes: the policy's 64 capped at maxCapacity) and
+  // checks too; the buffer keeps its old storage.
+  CHECK_THROWS_WITH_AS(empty.writeInt(1),
+                       "ByteBuf growth: allocateStorage returned 16 bytes for a request of 32",
+                       IllegalArgumentError);
+  CHECK(a.frees == 2);
+  CHECK(empty.capacity() == 0);
+  CHECK(empty.writerIndex() == 0);
+  empty.reset();
+  CHECK(a.frees == 3);
+}
+
 TEST_CASE("ByteBuf::adopt validates its storage") {
   CHECK_THROWS_AS(ByteBuf::adopt(nullptr, 0, 0), IllegalArgumentError);
   netbuf::detail::Storage* s = netbuf::UnpooledByteBufAllocator::instance().allocateStorage(8);

@@ -21,13 +21,16 @@ class ByteBuf;
 class CompositeByteBuf;
 namespace detail {
 struct Storage;
+/// Releases a block smaller than allocateStorage was asked for (an allocator broke its promise),
+/// and throws IllegalArgumentError naming `who`, the size and the request.
+[[noreturn]] void rejectShortStorage(Storage* storage, std::size_t requested, const char* who);
 }  // namespace detail
 
 // kDefaultMaxCapacity and kMaxCapacityLimit: see limits.hpp.
 
 /// Where buffers come from. The foundation provides UnpooledByteBufAllocator; the pooled
-/// allocator implements the same interface. Its virtual calls (allocateStorage, newBuffer) happen
-/// once per buffer (or per growth), never per byte.
+/// allocator implements the same interface. Its virtual call (allocateStorage) happens once
+/// per buffer (or per growth), never per byte.
 class ByteBufAllocator {
  public:
   static constexpr std::size_t kDefaultInitialCapacity = 256;
@@ -37,7 +40,9 @@ class ByteBufAllocator {
   /// A buffer with capacity initialCapacity (not zeroed) that may grow to maxCapacity.
   /// IllegalArgumentError unless initialCapacity <= maxCapacity <= kMaxCapacityLimit. (Inline,
   /// defined in byte_buf.hpp: the argument check; a pooled allocator's thread-cache hit for a
-  /// small size, inline, with no call; otherwise one virtual call, newBuffer.)
+  /// small size, inline, with no call; otherwise one virtual call, allocateStorage. The handle is
+  /// made inline from the block in both cases, so `b = alloc.buffer(n)` builds it in registers
+  /// and stores it once, into b.)
   inline ByteBuf buffer(std::size_t initialCapacity = kDefaultInitialCapacity,
                         std::size_t maxCapacity = kDefaultMaxCapacity);
   /// Same, with the initial capacity zero-filled.
@@ -50,7 +55,8 @@ class ByteBufAllocator {
   virtual bool isPooled() const noexcept = 0;
 
   /// Returns a storage block (count 1) of at least minCapacity bytes whose `allocator` is this.
-  /// It may be larger (the slack becomes maxFastWritableBytes). Throws std::bad_alloc.
+  /// It may be larger (the slack becomes maxFastWritableBytes). Throws std::bad_alloc. buffer()
+  /// and growth release a smaller block and throw IllegalArgumentError.
   virtual detail::Storage* allocateStorage(std::size_t minCapacity) = 0;
 
   /// Netty's growth policy: minNewCapacity rounded up to a power of two >= 64 below 4 MiB, to a
@@ -69,13 +75,8 @@ class ByteBufAllocator {
  protected:
   /// For allocator implementations: the storage behind a handle (nullptr for an empty handle).
   static detail::Storage* storageOf(const ByteBuf& buf) noexcept;
-  /// buffer() after its arguments passed the check. The default takes allocateStorage's block;
-  /// an allocator may override it to make the handle in the same call as the block (the pooled one
-  /// does: a cache hit is then one call, not two).
-  virtual ByteBuf newBuffer(std::size_t initialCapacity, std::size_t maxCapacity);
-  /// For newBuffer overrides: a handle adopting `storage` (count 1, storage->size >=
-  /// initialCapacity, initialCapacity <= maxCapacity <= kMaxCapacityLimit, all unchecked), with
-  /// indices 0/0. Defined in byte_buf.hpp.
+  /// A handle adopting `storage` (count 1, storage->size >= initialCapacity, initialCapacity <=
+  /// maxCapacity <= kMaxCapacityLimit, all unchecked), with indices 0/0. Defined in byte_buf.hpp.
   static inline ByteBuf handleOn(detail::Storage* storage, std::size_t initialCapacity,
                                  std::size_t maxCapacity) noexcept;
   [[noreturn]] static void throwBadBufferArguments(std::size_t initialCapacity,
@@ -102,9 +103,6 @@ class UnpooledByteBufAllocator final : public ByteBufAllocator {
   static UnpooledByteBufAllocator& instance() noexcept;
   bool isPooled() const noexcept override { return false; }
   detail::Storage* allocateStorage(std::size_t minCapacity) override;
-
- protected:
-  ByteBuf newBuffer(std::size_t initialCapacity, std::size_t maxCapacity) override;
 };
 
 }  // namespace netbuf

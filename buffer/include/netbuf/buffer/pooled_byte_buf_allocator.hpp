@@ -207,11 +207,7 @@ class PooledByteBufAllocator final : public ByteBufAllocator {
   std::size_t normalizeSize(std::size_t n) const;
   const PooledAllocatorOptions& options() const noexcept;
 
- protected:
-  ByteBuf newBuffer(std::size_t initialCapacity, std::size_t maxCapacity) override;
-
  private:
-  [[gnu::noinline]] ByteBuf newBufferSlow(std::size_t initialCapacity, std::size_t maxCapacity);
   /// Turns buffer()'s inline path on or off to match the options and the leak detection level.
   void updateFastPath() noexcept;
 
