@@ -235,11 +235,11 @@ void readBaseline(benchmark::State& state) {
 //
 // Why per-call writeInt trails the baseline: each value is stored through a byte pointer, which
 // may alias any object, including the ByteBuf itself (its address escapes into the out-of-line
-// ensureWritableSlow). So the compiler must reload base_, writerIndex_, capacity_ and readOnly_
-// from memory after every store, and store writerIndex_ back every time: six memory operations
-// per value instead of one. A cursor whose pointers live in locals that never escape (the slow
-// path takes and returns them by value) keeps them in registers; the bounds check stays.
-// netbuf::ByteBufWriter / ByteBufReader (byte_buf_cursor.hpp) are that API.
+// ensureWritableSlow). So the compiler must reload base_ and the write limit from memory after
+// every store, and store writerIndex_ back every time (the index itself stays in a register):
+// three memory operations per value more than the baseline's. A cursor whose pointers live in
+// locals that never escape (the slow path takes and returns them by value) keeps them in registers;
+// the bounds check stays. netbuf::ByteBufWriter / ByteBufReader (byte_buf_cursor.hpp) are that API.
 
 constexpr netbuf::ByteOrder toByteOrder(Order o) {
   return o == Order::Big ? netbuf::ByteOrder::big : netbuf::ByteOrder::little;

@@ -152,7 +152,7 @@ void ByteBuf::reallocate(std::size_t newCapacity) {
   }
   detail::Storage* fresh = alloc().allocateStorage(newCapacity);
   if (fresh->size < newCapacity) [[unlikely]]
-    detail::rejectShortStorage(fresh, newCapacity, "ByteBuf growth");
+    detail::rejectShortStorage(fresh, newCapacity, "ByteBuf reallocation");
   const std::size_t keep = std::min<std::size_t>(capacity_, newCapacity);
   if (keep != 0) std::memcpy(fresh->data, base_, keep);
   if (refCredit_ != 0) {

@@ -702,17 +702,23 @@ TEST_CASE("fixed-size writes follow every change of capacity, read-only state an
     CHECK(b.capacity() == 64);
     CHECK(readable(b) == std::vector<int>{1, 2, 3, 4, 10, 11, 12, 13});
   }
-  SUBCASE("growing in place moves the limit with the capacity") {
-    ByteBuf b = heapBuffer(4, 64);
+  SUBCASE("growing in place: writes reach the new capacity, one more reallocates") {
+    SlackAllocator slack;  // blocks twice the size asked for: room to grow in place
+    ByteBuf b = slack.buffer(6, 64);
     b.writeInt(1);
-    b.capacity(12);
+    b.capacity(12);  // inside the block's 12 bytes: no new block
+    CHECK(slack.allocations == 1);
     const std::byte* before = b.data();
-    b.writeLong(2);  // exactly up to the new capacity: no growth
+    b.writeLong(2);  // exactly up to the new capacity
     CHECK(b.capacity() == 12);
     CHECK(b.data() == before);
-    b.writeByte(3);  // one past: grows
+    CHECK(slack.allocations == 1);
+    b.writeByte(3);  // one past the block: a new one
+    CHECK(slack.allocations == 2);
     CHECK(b.capacity() > 12);
+    CHECK(b.getInt(0) == 1);
     CHECK(b.getLong(4) == 2);
+    CHECK(b.getByte(12) == 3);
   }
   SUBCASE("a fixed capacity stops the write that does not fit and leaves the index") {
     std::array<std::byte, 6> mem{};
@@ -1911,11 +1917,12 @@ TEST_CASE("buffer() releases a block smaller than it asked for, and throws") {
   ByteBuf empty = a.buffer(0, 32);  // 0 of 0 bytes: the promise holds
   CHECK(empty.capacity() == 0);
   CHECK(empty.maxCapacity() == 32);
-  // Growth asks the same allocator (for 32 bytes: the policy's 64 capped at maxCapacity) and
-  // checks too; the buffer keeps its old storage.
-  CHECK_THROWS_WITH_AS(empty.writeInt(1),
-                       "ByteBuf growth: allocateStorage returned 16 bytes for a request of 32",
-                       IllegalArgumentError);
+  // Reallocation asks the same allocator (for 32 bytes: the policy's 64 capped at maxCapacity)
+  // and checks too; the buffer keeps its old storage.
+  CHECK_THROWS_WITH_AS(
+      empty.writeInt(1),
+      "ByteBuf reallocation: allocateStorage returned 16 bytes for a request of 32",
+      IllegalArgumentError);
   CHECK(a.frees == 2);
   CHECK(empty.capacity() == 0);
   CHECK(empty.writerIndex() == 0);

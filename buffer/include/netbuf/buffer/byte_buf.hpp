@@ -518,7 +518,7 @@ inline ByteBuf ByteBufAllocator::buffer(std::size_t initialCapacity, std::size_t
   // Every other case makes the call. Either way the call yields a block, not a handle: a handle
   // returned by a call comes back through memory, and then the caller's move from that
   // temporary (wide loads over the narrower stores that built it) cannot be forwarded from the
-  // store buffer and waits for the stores to retire (about 0.7 ns per allocation, measured).
+  // store buffer and waits for the stores to retire (up to 0.7 ns per allocation, measured).
   detail::Storage* s = nullptr;
   if (initialCapacity <= fastLimit_ &&
       detail::tPoolMemo.id == fastIds_[detail::kPoolAsan].load(std::memory_order_relaxed))

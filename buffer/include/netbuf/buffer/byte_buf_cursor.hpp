@@ -3,11 +3,12 @@
 //
 // Why they exist: ByteBuf::writeInt() keeps its indices in the ByteBuf object, and the compiler
 // must assume a store through the buffer's byte pointer may modify that object (a char-typed store
-// aliases everything). So in a loop of writeInt calls it reloads the base pointer, writerIndex and
-// capacity after every store, and stores writerIndex back: several memory operations per value
-// (measured ~2x a raw memcpy loop; see docs/benchmarks.md). A cursor keeps its current/end
-// pointers in a small local object whose address never escapes (the growth path takes and returns
-// them by value), so they stay in registers and each write is one bounds check plus one store.
+// aliases everything). So in a loop of writeInt calls it reloads the base pointer and the write
+// limit after every store, and stores writerIndex back: three memory operations per value more
+// than a raw loop (measured ~2x a raw memcpy loop; see docs/benchmarks.md). A cursor keeps its
+// current/end pointers in a small local object whose address never escapes (the growth path takes
+// and returns them by value), so they stay in registers and each write is one bounds check plus one
+// store.
 //
 // Same safety as ByteBuf: every read and write is bounds-checked and throws the same typed errors
 // (the writer grows the buffer as writeX would). The cursor publishes its progress to the buffer
