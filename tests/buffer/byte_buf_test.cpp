@@ -94,21 +94,24 @@ ByteBuf countedBuffer(FreeLog& log, std::size_t size, std::uint8_t fill = 0) {
 
 /// An allocator whose storage has slack (twice the requested size), like a pooled slot, and which
 /// counts allocations and frees: proves that growth and copies come from a buffer's own allocator
-/// and that growth into spare room does not reallocate.
+/// and that growth into spare room does not reallocate. With `shortBlocks` it breaks
+/// allocateStorage's promise instead: its blocks hold half the bytes asked for.
 class SlackAllocator final : public ByteBufAllocator {
  public:
   int allocations = 0;
   int frees = 0;
   std::size_t lastRequest = 0;
+  bool shortBlocks = false;
 
   bool isPooled() const noexcept override { return true; }
   netbuf::detail::Storage* allocateStorage(std::size_t minCapacity) override {
+    const std::size_t size = shortBlocks ? minCapacity / 2 : minCapacity * 2;
     auto* block = new Block();
     block->owner = this;
-    block->memory = std::make_unique<std::byte[]>(minCapacity * 2 + 1);
+    block->memory = std::make_unique<std::byte[]>(size + 1);
     block->kind = StorageKind::Pooled;
     block->data = block->memory.get();
-    block->size = minCapacity * 2;
+    block->size = size;
     block->allocator = this;
     block->destroy = &destroyBlock;
     ++allocations;
@@ -1879,36 +1882,9 @@ TEST_CASE("indices at the top of the 32-bit range: no truncation, growth refused
   static_assert(netbuf::detail::textBound(SIZE_MAX / 2, 3) == SIZE_MAX);
 }
 
-/// An allocator that breaks allocateStorage's promise: its blocks hold half the bytes asked for.
-class ShortAllocator final : public ByteBufAllocator {
- public:
-  int frees = 0;
-  bool isPooled() const noexcept override { return false; }
-  netbuf::detail::Storage* allocateStorage(std::size_t minCapacity) override {
-    auto* block = new Block();
-    block->owner = this;
-    block->memory = std::make_unique<std::byte[]>(minCapacity / 2 + 1);
-    block->data = block->memory.get();
-    block->size = minCapacity / 2;
-    block->allocator = this;
-    block->destroy = &destroyBlock;
-    return block;
-  }
-
- private:
-  struct Block : netbuf::detail::Storage {
-    ShortAllocator* owner = nullptr;
-    std::unique_ptr<std::byte[]> memory;
-  };
-  static void destroyBlock(netbuf::detail::Storage* s) noexcept {
-    auto* b = static_cast<Block*>(s);
-    ++b->owner->frees;
-    delete b;
-  }
-};
-
 TEST_CASE("buffer() releases a block smaller than it asked for, and throws") {
-  ShortAllocator a;
+  SlackAllocator a;
+  a.shortBlocks = true;
   CHECK_THROWS_WITH_AS(
       a.buffer(16, 32),
       "ByteBufAllocator::buffer: allocateStorage returned 8 bytes for a request of 16",
