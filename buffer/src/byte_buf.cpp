@@ -468,14 +468,12 @@ ByteBuf Unpooled::wrappedUnownedBuffer(std::span<std::byte> bytes) {
 }
 
 ByteBuf Unpooled::wrappedUnownedBuffer(std::span<const std::byte> bytes) {
-  // The storage never writes through the pointer: the only handle made here is read-only, and
+  // Nothing writes through the pointer: the writable handle made first is only turned into a
+  // read-only one (asReadOnly, which sets up the read-only state in one place) and dropped, and
   // every handle derived from a read-only one is read-only too.
-  ByteBuf b = wrappedUnownedBuffer(
-      std::span<std::byte>(const_cast<std::byte*>(bytes.data()), bytes.size()));
-  b.readOnly_ = true;
-  b.writeBlocked_ = true;
-  b.writeLimit_ = 0;
-  return b;
+  return wrappedUnownedBuffer(
+             std::span<std::byte>(const_cast<std::byte*>(bytes.data()), bytes.size()))
+      .asReadOnly();
 }
 
 ByteBuf Unpooled::wrappedUnownedBuffer(std::string_view bytes) {
