@@ -49,6 +49,19 @@ EchoLoadOptions loadOptions(std::uint16_t port, std::size_t connections, std::si
   return opt;
 }
 
+/// Runs `load` on a thread of its own, calls `interrupt` after `after`, and returns the result
+/// once the run has ended.
+template <class Interrupt>
+EchoLoadResult runInterrupted(EchoLoad& load, std::chrono::milliseconds after,
+                              Interrupt interrupt) {
+  EchoLoadResult r;
+  std::thread client([&] { r = load.run(); });
+  std::this_thread::sleep_for(after);
+  interrupt();
+  client.join();
+  return r;
+}
+
 EchoLoadResult runLoad(std::uint16_t port, std::size_t connections, std::size_t size,
                        std::size_t window, double seconds, std::size_t threads = 1) {
   EchoLoadOptions opt = loadOptions(port, connections, window, seconds, 0.05);
@@ -370,11 +383,8 @@ TEST_CASE("EchoLoad: CPU time in the window, for this process and a server pid")
   // A run stopped before its window begins measures nothing.
   opt.warmupSeconds = 30;
   EchoLoad early(opt);
-  EchoLoadResult e;
-  std::thread client([&] { e = early.run(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  early.stop();
-  client.join();
+  const EchoLoadResult e =
+      runInterrupted(early, std::chrono::milliseconds(100), [&] { early.stop(); });
   CHECK(e.clientCpuSeconds < 0);
   CHECK(e.serverCpuSeconds < 0);
   server.stop();
@@ -407,12 +417,9 @@ TEST_CASE("EchoLoad: the server stopping mid-run ends the load with errors count
   EchoLoadOptions opt = loadOptions(server.port(), 4, 16, 30, 0);
   opt.messageSize = 1024;
   EchoLoad load(opt);
-  EchoLoadResult r;
   const auto t0 = std::chrono::steady_clock::now();
-  std::thread client([&] { r = load.run(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  server.stop();
-  client.join();
+  const EchoLoadResult r =
+      runInterrupted(load, std::chrono::milliseconds(200), [&] { server.stop(); });
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   INFO("first error: " << r.firstError);
   CHECK(took < 10);
@@ -427,11 +434,8 @@ TEST_CASE("EchoLoad: stop() from another thread ends a run early") {
   server.start();
   EchoLoadOptions opt = loadOptions(server.port(), 2, 4, 30, 0);
   EchoLoad load(opt);
-  EchoLoadResult r;
-  std::thread client([&] { r = load.run(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
-  load.stop();
-  client.join();
+  const EchoLoadResult r =
+      runInterrupted(load, std::chrono::milliseconds(150), [&] { load.stop(); });
   CHECK(r.errors == 0);
   CHECK(r.messages > 0);
   CHECK(r.seconds < 10);
