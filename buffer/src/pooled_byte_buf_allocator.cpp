@@ -28,6 +28,7 @@
 #include <new>
 #include <numeric>
 #include <span>
+#include <stdexcept>
 #include <thread>
 
 namespace netbuf {
@@ -245,9 +246,9 @@ struct ThreadCache {
   std::uint64_t coreId = 0;              // immutable; compared without a lock
   std::atomic<PoolCore*> core{nullptr};  // null once the allocator is gone (orphan)
   PoolArena* arena = nullptr;
-  // `arena` while attached, null once detached: the release fast path compares a block's arena
-  // with it, so a stale memo of a detached cache can never match a later arena at the same address.
-  std::atomic<PoolArena*> releaseArena{nullptr};
+  // `arena->tag` while attached, 0 once detached: the release fast path compares a block's
+  // arenaTag with it (tags are never reused, so no later arena can match a stale memo's cache).
+  std::atomic<std::uint32_t> releaseTag{0};
   std::size_t maxCachedBytes = 0;  // options.maxCachedBytesPerThread
   // Blocks taken from the arena's return stack and not yet sorted into bins (mixed classes, linked
   // through `next`). Sorted lazily, a few per miss, so the walk over blocks just written by other
@@ -315,9 +316,15 @@ struct ThreadCache {
   }
 };
 
+/// Arena tags are unique in the process and never reused (0 is no arena), so a block's tag names
+/// its arena even after that arena is gone and another is made at the same address.
+std::atomic<std::uint32_t> gNextArenaTag{1};
+
 struct PoolArena {
   PoolCore* core = nullptr;
   unsigned index = 0;
+  // Unique, never reused (gNextArenaTag); every block of this arena's slabs carries it.
+  const std::uint32_t tag = nextTag();
   PoolChunk detached;  // the `chunk` of blocks on the slab free list (detached.arena == this)
   std::mutex mutex;
   std::vector<PoolChunk*> chunks;       // creation order
@@ -333,6 +340,17 @@ struct PoolArena {
   SharedCounter chunkCount, slabBytes;
 
   PoolArena() { detached.arena = this; }
+  /// The next unused tag. Never wraps: once 2^32 - 2 arenas have been made in the process, making
+  /// another (a new allocator) throws instead of repeating a tag.
+  static std::uint32_t nextTag() {
+    std::uint32_t t = gNextArenaTag.load(std::memory_order_relaxed);
+    do {
+      if (t == UINT32_MAX)
+        throw std::overflow_error(
+            "netbuf: PooledByteBufAllocator: every arena tag has been used in this process");
+    } while (!gNextArenaTag.compare_exchange_weak(t, t + 1, std::memory_order_relaxed));
+    return t;
+  }
   /// Pushes the chain first..last (linked through `next`) with one CAS.
   void pushReturn(PooledStorage* first, PooledStorage* last) noexcept {
     PooledStorage* head = returnHead.load(std::memory_order_relaxed);
@@ -587,7 +605,7 @@ ThreadCache* PoolCore::cacheSlow(bool create) {
       best = a.get();
   best->threads.fetch_add(1, std::memory_order_relaxed);
   tc->arena = best;
-  tc->releaseArena.store(best, std::memory_order_relaxed);
+  tc->releaseTag.store(best->tag, std::memory_order_relaxed);
   caches.push_back(tc.get());
   tCaches.list.push_back(tc.get());
   tPoolMemo = {memo, tc.get(), tc->bins.data()};
@@ -837,7 +855,7 @@ void PoolCore::detachCache(ThreadCache* tc) noexcept {
     arenas[i]->freeBytes.add(tc->remoteFreeBytes[i].get());
   }
   a.threads.fetch_sub(1, std::memory_order_relaxed);
-  tc->releaseArena.store(nullptr, std::memory_order_relaxed);
+  tc->releaseTag.store(0, std::memory_order_relaxed);
   std::erase(caches, tc);
   tc->core.store(nullptr, std::memory_order_relaxed);
 }
@@ -856,6 +874,7 @@ PooledStorage* PoolCore::takeBlock(PoolArena& a) {
     for (std::size_t i = 0; i < kSlab; ++i) {
       auto* s = new (slab + i) PooledStorage();
       s->chunk = &a.detached;
+      s->arenaTag = a.tag;
       s->next = a.freeBlocks;
       a.freeBlocks = s;
     }
@@ -1089,14 +1108,14 @@ PooledStorage* PoolCore::allocateHuge(std::size_t n, bool fallback) {
 
 // The release fast path: a live, untracked pooled block (state kStateLive; tracked and direct
 // blocks are kStateLiveSlow) released on a thread whose most recently used cache belongs to the
-// block's arena goes onto that cache's stack. It reads the block's one cache line, its chunk's
-// arena pointer and the thread's memo; everything else (direct blocks, tracked blocks, double
-// releases, another arena, a full bin) takes PoolCore::release.
+// block's arena goes onto that cache's stack. It reads the block's one cache line (the arena tag
+// included, so no pointer chain to the arena) and the thread's memo; everything else (direct
+// blocks, tracked blocks, double releases, another arena, a full bin) takes PoolCore::release.
 void destroyPooled(Storage* storage) noexcept {
   auto* s = static_cast<PooledStorage*>(storage);
   ThreadCache* tc = tPoolMemo.cache;
   if (s->state.load(std::memory_order_relaxed) == kStateLive && tc != nullptr &&
-      tc->releaseArena.load(std::memory_order_relaxed) == s->chunk->arena) [[likely]] {
+      tc->releaseTag.load(std::memory_order_relaxed) == s->arenaTag) [[likely]] {
     // Same arena, hence same allocator: sizeClass indexes this cache's bins. The push is the
     // whole of the accounting (see ThreadCache); cap is within the thread's byte budget.
     ThreadCache::Bin& b = tPoolMemo.bins[s->sizeClass];

@@ -128,6 +128,11 @@ struct alignas(64) PooledStorage : Storage {
   };
   std::uint16_t sizeClass = 0;
   std::atomic<std::uint8_t> state{kStateFree};
+  // The tag of the arena whose slab holds this block (PoolArena::tag; 0 for direct blocks). Fixed
+  // for the block's life: a block is only ever paired with chunks of its own arena. The release
+  // fast path compares it with its thread's, one load from this block's own line instead of the
+  // chain chunk -> arena.
+  std::uint32_t arenaTag = 0;
 
   PooledStorage() : chunk(nullptr), leak(nullptr) {}
   bool isDirect() const noexcept { return sizeClass == kDirectClass; }
