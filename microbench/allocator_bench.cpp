@@ -27,15 +27,8 @@ namespace {
 
 using netbuf::ByteBuf;
 
-// glibc's malloc skips its arena locks while the process is single-threaded
-// (__libc_single_threaded), which stays so only until the first thread starts. A server is never
-// single-threaded, and the pool's code does not depend on it, so one thread is started (and
-// joined) before any benchmark runs: the malloc baselines take the locks they take in real use,
-// whichever rows run and in whatever order (the producer/consumer rows start threads too).
-const bool kProcessIsMultiThreaded = [] {
-  std::thread([] {}).join();
-  return true;
-}();
+// Every benchmark runs in a multi-threaded process (multi_threaded.cpp, linked into each program):
+// the malloc baselines take the locks they take in a server.
 
 /// A pool with default options at the given leak detection level (never destroyed).
 template <netbuf::LeakDetectionLevel Level>

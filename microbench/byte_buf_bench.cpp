@@ -30,7 +30,6 @@
 #include <netbuf/netbuf.hpp>
 #include <random>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -433,11 +432,8 @@ void registerPrimitive(const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // libstdc++'s shared_ptr counts with plain adds while glibc reports the process single-threaded
-  // (__libc_single_threaded), which stays so only until the first thread starts. A server is never
-  // single-threaded, and ByteBuf always counts atomically, so start (and join) one thread first:
-  // the shared_ptr baseline then makes the locked increment and decrement it makes in real use.
-  std::thread([] {}).join();
+  // The process is multi-threaded before main (multi_threaded.cpp): the shared_ptr baseline makes
+  // the locked increment and decrement it makes in a server.
   registerPrimitive<std::uint32_t, Order::Big>("int_be");
   registerPrimitive<std::uint32_t, Order::Little>("int_le");
   registerPrimitive<std::uint64_t, Order::Big>("long_be");
