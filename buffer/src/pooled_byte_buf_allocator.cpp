@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cassert>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -330,7 +331,7 @@ struct PoolArena {
   std::vector<PoolChunk*> chunks;       // creation order
   std::vector<Subpage*> partial;        // per small class: subpages with a free slot
   PooledStorage* freeBlocks = nullptr;  // control blocks without a slot
-  std::vector<PooledStorage*> slabs;
+  std::vector<void*> slabs;             // kSlabBytes each, aligned to kSlabBytes (see SlabHeader)
   std::size_t emptyChunks = 0;
   std::uint64_t runAllocations = 0;  // runs taken from chunks (the clock of emptySince)
   std::atomic<PooledStorage*> returnHead{nullptr};
@@ -409,6 +410,43 @@ struct PoolCore {
   PooledStorage* takeBlock(PoolArena& a);
   void destroyChunk(PoolArena& a, PoolChunk* c) noexcept;
 };
+
+// Control blocks (other than direct ones) live in slabs of kSlabBlocks blocks, each slab aligned
+// to its size. kSlabHeaderBlocks blocks' worth of a slab is its header: the size class of each
+// block of the slab, a copy of PooledStorage::sizeClass that the release fast path reads instead
+// of the block's own field. Its address follows from the block's address alone, and the headers
+// of all slabs (256 bytes each) stay in the core's caches, whereas the block's line is a cache
+// miss when blocks are released in random order. (With the class read from the block, the
+// release's push went to a bin whose address waited for that miss, and the next allocation, which
+// pops the same bin, waited with it.)
+// The header's place in the slab depends on the slab's address (its "colour"): headers all at the
+// same offset of 8 KiB-aligned slabs would fall into the same few sets of the L1 cache (which
+// repeats every 4 KiB) and evict one another; 16 colours of 256 bytes cover all its sets.
+// Invariant: slabClassOf(s) == s->sizeClass for every block in a slab (set together by
+// allocateInArena, the only place a slab block's class changes).
+constexpr std::size_t kSlabBlocks = 128;
+constexpr std::size_t kSlabBytes = kSlabBlocks * sizeof(PooledStorage);  // 8 KiB
+struct SlabHeader {
+  std::uint16_t sizeClass[kSlabBlocks];  // the header's own kSlabHeaderBlocks entries unused
+};
+constexpr std::size_t kSlabHeaderBlocks = sizeof(SlabHeader) / sizeof(PooledStorage);
+constexpr std::size_t kSlabColours = kSlabBlocks / kSlabHeaderBlocks / 2;  // headers in 4 KiB
+static_assert(sizeof(SlabHeader) % sizeof(PooledStorage) == 0 && kSlabColours == 16);
+static_assert(std::has_single_bit(kSlabBytes), "slabs are found by masking a block's address");
+
+/// The block index at which the header of the slab starting at `slab` begins.
+inline std::size_t slabHeaderIndex(std::uintptr_t slab) noexcept {
+  return ((slab / kSlabBytes) % kSlabColours) * kSlabHeaderBlocks;
+}
+
+/// The header entry of a slab block (not for direct blocks).
+inline std::uint16_t& slabClassOf(const PooledStorage* s) noexcept {
+  const auto addr = reinterpret_cast<std::uintptr_t>(s);
+  const std::uintptr_t slab = addr & ~(kSlabBytes - 1);
+  auto* header =
+      reinterpret_cast<SlabHeader*>(slab + slabHeaderIndex(slab) * sizeof(PooledStorage));
+  return header->sizeClass[(addr - slab) / sizeof(PooledStorage)];
+}
 
 /// The allocator a block belongs to (see PooledStorage's invariants).
 inline PoolCore* coreOf(const PooledStorage* s) noexcept {
@@ -864,15 +902,16 @@ void PoolCore::detachCache(ThreadCache* tc) noexcept {
 
 PooledStorage* PoolCore::takeBlock(PoolArena& a) {
   if (a.freeBlocks == nullptr) {
-    constexpr std::size_t kSlab = 128;
     if (a.slabs.size() == a.slabs.capacity())  // so that the push_back below cannot throw
       a.slabs.reserve(std::max<std::size_t>(16, 2 * a.slabs.size()));
-    auto* slab = static_cast<PooledStorage*>(
-        ::operator new (kSlab * sizeof(PooledStorage), std::align_val_t{alignof(PooledStorage)}));
+    void* slab = ::operator new (kSlabBytes, std::align_val_t{kSlabBytes});
     a.slabs.push_back(slab);
-    a.slabBytes.add(kSlab * sizeof(PooledStorage));
-    for (std::size_t i = 0; i < kSlab; ++i) {
-      auto* s = new (slab + i) PooledStorage();
+    a.slabBytes.add(kSlabBytes);
+    const std::size_t header = slabHeaderIndex(reinterpret_cast<std::uintptr_t>(slab));
+    new (static_cast<std::byte*>(slab) + header * sizeof(PooledStorage)) SlabHeader{};
+    for (std::size_t i = 0; i < kSlabBlocks; ++i) {
+      if (i >= header && i < header + kSlabHeaderBlocks) continue;  // the header's blocks
+      auto* s = new (static_cast<std::byte*>(slab) + i * sizeof(PooledStorage)) PooledStorage();
       s->chunk = &a.detached;
       s->arenaTag = a.tag;
       s->next = a.freeBlocks;
@@ -1048,6 +1087,7 @@ PooledStorage* PoolCore::allocateInArena(PoolArena& a, unsigned cls) {
   s->destroy = &destroyPooled;
   s->chunk = chunk;
   s->sizeClass = static_cast<std::uint16_t>(cls);
+  slabClassOf(s) = s->sizeClass;
   return s;
 }
 
@@ -1116,9 +1156,11 @@ void destroyPooled(Storage* storage) noexcept {
   ThreadCache* tc = tPoolMemo.cache;
   if (s->state.load(std::memory_order_relaxed) == kStateLive && tc != nullptr &&
       tc->releaseTag.load(std::memory_order_relaxed) == s->arenaTag) [[likely]] {
-    // Same arena, hence same allocator: sizeClass indexes this cache's bins. The push is the
-    // whole of the accounting (see ThreadCache); cap is within the thread's byte budget.
-    ThreadCache::Bin& b = tPoolMemo.bins[s->sizeClass];
+    // Same arena, hence same allocator: the block's class indexes this cache's bins. It is read
+    // from the slab header (see SlabHeader), not from the block's own line. The push is the whole
+    // of the accounting (see ThreadCache); cap is within the thread's byte budget.
+    assert(slabClassOf(s) == s->sizeClass);
+    ThreadCache::Bin& b = tPoolMemo.bins[slabClassOf(s)];
     const std::uint32_t n = b.count;
     if (n < b.cap) [[likely]] {
       s->state.store(kStateFree, std::memory_order_relaxed);
@@ -1226,8 +1268,7 @@ PoolCore::~PoolCore() {
       ::munmap(c->memory, classes.chunkSize);
       delete c;
     }
-    for (PooledStorage* slab : a->slabs)
-      ::operator delete (static_cast<void*>(slab), std::align_val_t{alignof(PooledStorage)});
+    for (void* slab : a->slabs) ::operator delete (slab, std::align_val_t{kSlabBytes});
   }
   while (leakHead != nullptr) {
     LeakRecord* r = leakHead;

@@ -126,7 +126,7 @@ struct alignas(64) PooledStorage : Storage {
     LeakRecord* leak;
     PooledStorage* next;
   };
-  std::uint16_t sizeClass = 0;
+  std::uint16_t sizeClass = 0;  // also in its slab's header (SlabHeader, in the .cpp)
   std::atomic<std::uint8_t> state{kStateFree};
   // The tag of the arena whose slab holds this block (PoolArena::tag; 0 for direct blocks). Fixed
   // for the block's life: a block is only ever paired with chunks of its own arena. The release
