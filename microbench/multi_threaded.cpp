@@ -9,6 +9,7 @@
 // state no server is in.
 
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 #if __has_include(<sys/single_threaded.h>)
 #include <sys/single_threaded.h>
@@ -17,7 +18,11 @@
 
 namespace {
 
+// NETBUF_BENCH_SINGLE_THREADED=1 skips it, so that the same binary (same code placement) can show
+// what the single-threaded shortcuts are worth.
 const bool kProcessIsMultiThreaded = [] {
+  const char* single = std::getenv("NETBUF_BENCH_SINGLE_THREADED");
+  if (single != nullptr && single[0] == '1') return false;
   std::thread([] {}).join();
 #ifdef NETBUF_HAVE_SINGLE_THREADED_FLAG
   // The flag is what the baselines read; say so if a future libc keeps it set after a join.

@@ -223,6 +223,14 @@ struct PoolChunk {
   }
 };
 
+namespace {
+/// Arena tags are unique in the process and never reused, so a block's tag names its arena even
+/// after that arena is gone and another is made at the same address. Neither 0 (direct blocks)
+/// nor kDetachedTag (detached caches) is ever issued.
+std::atomic<std::uint32_t> gNextArenaTag{1};
+constexpr std::uint32_t kDetachedTag = UINT32_MAX;
+}  // namespace
+
 /// Per-thread, per-allocator cache. Only its own thread touches bins (except the allocator
 /// destructor, which requires that thread to be done with the allocator); counters are read by
 /// stats() from any thread.
@@ -247,9 +255,10 @@ struct ThreadCache {
   std::uint64_t coreId = 0;              // immutable; compared without a lock
   std::atomic<PoolCore*> core{nullptr};  // null once the allocator is gone (orphan)
   PoolArena* arena = nullptr;
-  // `arena->tag` while attached, 0 once detached: the release fast path compares a block's
-  // arenaTag with it (tags are never reused, so no later arena can match a stale memo's cache).
-  std::atomic<std::uint32_t> releaseTag{0};
+  // `arena->tag` while attached, kDetachedTag before and after: the release fast path compares a
+  // block's arenaTag with it (tags are never reused, so no later arena can match a stale memo's
+  // cache, and kDetachedTag is no block's).
+  std::atomic<std::uint32_t> releaseTag{kDetachedTag};
   std::size_t maxCachedBytes = 0;  // options.maxCachedBytesPerThread
   // Blocks taken from the arena's return stack and not yet sorted into bins (mixed classes, linked
   // through `next`). Sorted lazily, a few per miss, so the walk over blocks just written by other
@@ -317,10 +326,6 @@ struct ThreadCache {
   }
 };
 
-/// Arena tags are unique in the process and never reused (0 is no arena), so a block's tag names
-/// its arena even after that arena is gone and another is made at the same address.
-std::atomic<std::uint32_t> gNextArenaTag{1};
-
 struct PoolArena {
   PoolCore* core = nullptr;
   unsigned index = 0;
@@ -346,7 +351,7 @@ struct PoolArena {
   static std::uint32_t nextTag() {
     std::uint32_t t = gNextArenaTag.load(std::memory_order_relaxed);
     do {
-      if (t == UINT32_MAX)
+      if (t == kDetachedTag)
         throw std::overflow_error(
             "netbuf: PooledByteBufAllocator: every arena tag has been used in this process");
     } while (!gNextArenaTag.compare_exchange_weak(t, t + 1, std::memory_order_relaxed));
@@ -421,9 +426,15 @@ struct PoolCore {
 // pops the same bin, waited with it.)
 // The header's place in the slab depends on the slab's address (its "colour"): headers all at the
 // same offset of 8 KiB-aligned slabs would fall into the same few sets of the L1 cache (which
-// repeats every 4 KiB) and evict one another; 16 colours of 256 bytes cover all its sets.
+// repeats every 4 KiB) and evict one another; 16 colours of 256 bytes cover all its sets. The
+// colour mixes two groups of address bits, because glibc places 8 KiB-aligned 8 KiB blocks made
+// one after another 16 KiB apart: the slab number's low bits alone would give every other colour.
 // Invariant: slabClassOf(s) == s->sizeClass for every block in a slab (set together by
-// allocateInArena, the only place a slab block's class changes).
+// allocateInArena, the only place a slab block's class changes). Locking: an entry is written
+// under its arena's mutex, and only while its block is not live; it is read without a lock only
+// by the thread releasing the block's last handle, which got the block through whatever
+// synchronisation handed it over, so the write happens before the read. Entries of other blocks
+// are other memory locations.
 constexpr std::size_t kSlabBlocks = 128;
 constexpr std::size_t kSlabBytes = kSlabBlocks * sizeof(PooledStorage);  // 8 KiB
 struct SlabHeader {
@@ -436,11 +447,12 @@ static_assert(std::has_single_bit(kSlabBytes), "slabs are found by masking a blo
 
 /// The block index at which the header of the slab starting at `slab` begins.
 inline std::size_t slabHeaderIndex(std::uintptr_t slab) noexcept {
-  return ((slab / kSlabBytes) % kSlabColours) * kSlabHeaderBlocks;
+  const std::uintptr_t n = slab / kSlabBytes;
+  return ((n ^ (n / kSlabColours)) % kSlabColours) * kSlabHeaderBlocks;
 }
 
 /// The header entry of a slab block (not for direct blocks).
-inline std::uint16_t& slabClassOf(const PooledStorage* s) noexcept {
+inline std::uint16_t& slabClassOf(PooledStorage* s) noexcept {
   const auto addr = reinterpret_cast<std::uintptr_t>(s);
   const std::uintptr_t slab = addr & ~(kSlabBytes - 1);
   auto* header =
@@ -893,7 +905,7 @@ void PoolCore::detachCache(ThreadCache* tc) noexcept {
     arenas[i]->freeBytes.add(tc->remoteFreeBytes[i].get());
   }
   a.threads.fetch_sub(1, std::memory_order_relaxed);
-  tc->releaseTag.store(0, std::memory_order_relaxed);
+  tc->releaseTag.store(kDetachedTag, std::memory_order_relaxed);
   std::erase(caches, tc);
   tc->core.store(nullptr, std::memory_order_relaxed);
 }

@@ -181,6 +181,45 @@ TEST_CASE("buffer()'s cache hit: right class, right allocator, counted, off when
   checkNothingLive(b);
 }
 
+TEST_CASE("a control block moved to a slot of another class is released into that class") {
+  // The release fast path finds a block's bin from its slab's header, a copy of the block's class
+  // (see SlabHeader). Blocks are reused for slots of any class: after a trim, the blocks of one
+  // class's slots serve another's, and their releases must land in the new class's bin.
+  PooledAllocatorOptions o = smallPool();
+  o.numArenas = 1;
+  PooledByteBufAllocator a(o);
+  const auto cycle = [&](std::size_t from, std::size_t to) {
+    std::size_t fromSlot = 0;
+    {
+      std::vector<ByteBuf> bufs;
+      for (int i = 0; i < 300; ++i) bufs.push_back(a.buffer(from));  // more than two slabs
+      fromSlot = bufs.front().maxFastWritableBytes();
+    }
+    a.trim();  // the cached slots go back to their runs, their blocks to the slab free list
+    REQUIRE(a.totalStats().cachedBytes == 0);
+    std::size_t slot = 0;
+    {
+      std::vector<ByteBuf> bufs;
+      for (int i = 0; i < 300; ++i) bufs.push_back(a.buffer(to));
+      slot = bufs.front().maxFastWritableBytes();
+    }  // released on this thread, into its cache (the fast path, until the class is full)
+    const std::uint64_t cached = a.totalStats().cachedBytes;
+    CHECK(cached > 0);
+    CHECK(cached % slot == 0);  // every cached entry is a `to` slot
+    // What the cache hands out for each size is a slot of that size's class.
+    ByteBuf hit = a.buffer(to);
+    CHECK(hit.maxFastWritableBytes() == slot);
+    CHECK(a.totalStats().cachedBytes == cached - slot);  // the hit took one `to` slot
+    ByteBuf other = a.buffer(from);  // a miss (that class was trimmed): a fresh `from` slot
+    CHECK(other.maxFastWritableBytes() == fromSlot);
+    CHECK(fromSlot != slot);
+  };
+  cycle(16, 5000);
+  cycle(5000, 16);
+  a.trim();
+  checkNothingLive(a);
+}
+
 TEST_CASE("huge buffers are allocated directly, freed on release and never cached") {
   PooledByteBufAllocator a(smallPool());
   const std::size_t n = a.options().chunkSize + 100;

@@ -116,7 +116,9 @@ constexpr std::size_t smallClassIndex(std::size_t n) noexcept { return (n + 15) 
 /// blocks, whose `core` names their allocator; every other block has a `chunk` (a real chunk while
 /// it owns a slot, its arena's `detached` sentinel while it sits on the slab free list), so
 /// chunk->arena->core always names the allocator. `leak` is meaningful only while the block is
-/// live, `next` only while it is on a return stack or a free list.
+/// live, `next` only while it is on a return stack or a free list. `arenaTag` is the tag of the
+/// arena whose slab holds the block, for its whole life (0, which no arena has, for direct
+/// blocks).
 struct alignas(64) PooledStorage : Storage {
   union {
     PoolChunk* chunk;
@@ -130,8 +132,7 @@ struct alignas(64) PooledStorage : Storage {
   std::atomic<std::uint8_t> state{kStateFree};
   // The tag of the arena whose slab holds this block (PoolArena::tag; 0 for direct blocks). Fixed
   // for the block's life: a block is only ever paired with chunks of its own arena. The release
-  // fast path compares it with its thread's, one load from this block's own line instead of the
-  // chain chunk -> arena.
+  // fast path compares it with its thread cache's: no pointer chain (chunk -> arena) to follow.
   std::uint32_t arenaTag = 0;
 
   PooledStorage() : chunk(nullptr), leak(nullptr) {}
