@@ -127,8 +127,8 @@ ByteBuf& ByteBuf::capacity(std::size_t newCapacity) {
   return *this;
 }
 
-void ByteBuf::releaseWithCredit() noexcept {
-  storage_->releaseMany(1 + std::exchange(refCredit_, 0));
+void ByteBuf::releaseWithCredit(detail::Storage* storage, std::uint16_t credit) noexcept {
+  storage->releaseMany(1U + credit);
 }
 
 void ByteBuf::takeRefCredit() {
@@ -155,11 +155,8 @@ void ByteBuf::reallocate(std::size_t newCapacity) {
     detail::rejectShortStorage(fresh, newCapacity, "ByteBuf reallocation");
   const std::size_t keep = std::min<std::size_t>(capacity_, newCapacity);
   if (keep != 0) std::memcpy(fresh->data, base_, keep);
-  if (refCredit_ != 0) {
-    releaseWithCredit();
-  } else {
-    storage_->release();
-  }
+  releaseStorage(storage_, refCredit_);
+  refCredit_ = 0;
   storage_ = fresh;
   base_ = fresh->data;
   setCapacity(newCapacity);

@@ -995,6 +995,49 @@ TEST_CASE("storage is freed exactly once, when the last handle goes") {
   CHECK(grow.frees == 1);
 }
 
+TEST_CASE("move assignment releases the old reference exactly once, self-move none") {
+  FreeLog log;
+  ByteBuf a = countedBuffer(log, 8, 0x33);
+  ByteBuf b = a.retainedDuplicate();
+  b.readerIndex(3);
+  CHECK(a.refCnt() == 2);
+  // Both hold the same storage: a's reference goes, b's moves into a.
+  a = std::move(b);
+  CHECK(a.refCnt() == 1);
+  CHECK(a.readerIndex() == 3);
+  CHECK_FALSE(b.isValid());
+  CHECK(log.frees == 0);
+  // Self-move, through a reference the compiler cannot see through: nothing released.
+  ByteBuf* volatile self = &a;
+  a = std::move(*self);
+  CHECK(a.isValid());
+  CHECK(a.refCnt() == 1);
+  CHECK(a.readerIndex() == 3);
+  CHECK(log.frees == 0);
+  // Self-move of a handle holding reference credit keeps the credit.
+  ByteBuf s1 = a.readRetainedSliceBatched(1);
+  CHECK(a.refCnt() == 2);
+  a = std::move(*self);
+  CHECK(a.refCnt() == 2);
+  ByteBuf s2 = a.readRetainedSliceBatched(1);  // from the credit kept through the self-move
+  CHECK(a.refCnt() == 3);
+  CHECK(s2.getUnsignedByte(0) == 0x33);
+  // Assigning other storage over a handle with credit returns the credit with its reference.
+  FreeLog other;
+  a = countedBuffer(other, 4);
+  CHECK(a.refCnt() == 1);
+  CHECK(s1.refCnt() == 2);  // s1 and s2 only: a's credit went back
+  CHECK(log.frees == 0);
+  s1.reset();
+  s2 = std::move(a);  // s2's reference was the last: freed here, once
+  CHECK(log.frees == 1);
+  CHECK(other.frees == 0);
+  CHECK(s2.refCnt() == 1);
+  s2 = ByteBuf();
+  CHECK(other.frees == 1);
+  CHECK(log.frees == 1);
+}
+
 TEST_CASE("wrappedBuffer(void*, size, deleter): argument checks and zero size") {
   CHECK_THROWS_AS(Unpooled::wrappedBuffer(nullptr, 4, {}), IllegalArgumentError);
   ByteBuf e = Unpooled::wrappedBuffer(nullptr, 0, {});
