@@ -7,7 +7,8 @@
 //    replaces a random slot (release the old buffer, allocate a new one); also with 512 slots,
 //    whose handles and control blocks stay in the core's caches. BM_RandomSlot_Floor is the same
 //    loop over FloorAllocator below: what ByteBuf's handle, the virtual call and the release
-//    protocol cost with no allocator work behind them.
+//    protocol cost with no allocator work behind them. BM_RandomSlot_MallocHandle is the malloc row
+//    with a slot as large as a ByteBuf (a pointer, a capacity and indices) instead of a bare pointer.
 //  - BM_ProducerConsumer_*: one thread allocates, another releases (the cross-thread path).
 //  - BM_SteadyStateMemory: memory the pool holds for a mixed-size live set (counters).
 
@@ -171,6 +172,34 @@ void BM_RandomSlot_Malloc(benchmark::State& state) {
   for (void* s : slots) std::free(s);
 }
 
+/// What a hand-rolled buffer handle over malloc keeps in each slot: the pointer and, beside it, the
+/// capacity and indices. The same 48 bytes as a ByteBuf, so that this row and the pooled one move
+/// the same slot memory; BM_RandomSlot_Malloc's slot is a bare 8-byte pointer.
+struct MallocHandle {
+  void* data = nullptr;
+  std::size_t capacity = 0;
+  std::size_t maxCapacity = 0;
+  std::size_t readerIndex = 0;
+  std::size_t writerIndex = 0;
+  std::size_t flags = 0;
+};
+static_assert(sizeof(MallocHandle) == sizeof(ByteBuf), "the slot footprint of the pooled rows");
+
+void BM_RandomSlot_MallocHandle(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<MallocHandle> slots(static_cast<std::size_t>(state.range(1)));
+  for (auto& s : slots) s = MallocHandle{std::malloc(n), n, std::max<std::size_t>(n, 1), 0, 0, 0};
+  const auto idx = slotIndices(slots.size());
+  std::size_t k = 0;
+  for (auto _ : state) {
+    MallocHandle& slot = slots[idx[k++ & 0xffff]];
+    std::free(slot.data);
+    slot = MallocHandle{std::malloc(n), n, std::max<std::size_t>(n, 1), 0, 0, 0};
+    benchmark::DoNotOptimize(slot.data);
+  }
+  for (auto& s : slots) std::free(s.data);
+}
+
 // ------------------------------------------------------------------ producer / consumer
 
 /// Single-producer single-consumer ring of items (ByteBuf or void*).
@@ -304,6 +333,7 @@ BENCHMARK(BM_RandomSlot_Pooled)->Apply(slotSizes);
 BENCHMARK(BM_RandomSlot_PooledSimple)->Args({0, 8192})->Args({256, 8192});
 BENCHMARK(BM_RandomSlot_Unpooled)->Apply(slotSizes);
 BENCHMARK(BM_RandomSlot_Malloc)->Apply(slotSizes);
+BENCHMARK(BM_RandomSlot_MallocHandle)->Apply(floorSizes);
 BENCHMARK(BM_RandomSlot_Floor)->Apply(floorSizes);
 BENCHMARK(BM_ProducerConsumer_Pooled)->Apply(pcSizes)->UseRealTime();
 BENCHMARK(BM_ProducerConsumer_Unpooled)->Apply(pcSizes)->UseRealTime();
