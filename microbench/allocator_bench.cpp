@@ -7,8 +7,8 @@
 //    replaces a random slot (release the old buffer, allocate a new one); also with 512 slots,
 //    whose handles and control blocks stay in the core's caches. BM_RandomSlot_Floor is the same
 //    loop over FloorAllocator below: what ByteBuf's handle, the virtual call and the release
-//    protocol cost with no allocator work behind them. BM_RandomSlot_MallocHandle is the malloc row
-//    with a slot as large as a ByteBuf (a pointer, a capacity and indices) instead of a bare pointer.
+//    protocol cost with no allocator work behind them. BM_RandomSlot_MallocHandle is the malloc
+//    row with a slot as large as a ByteBuf (a pointer, a capacity and indices), not a bare pointer.
 //  - BM_ProducerConsumer_*: one thread allocates, another releases (the cross-thread path).
 //  - BM_SteadyStateMemory: memory the pool holds for a mixed-size live set (counters).
 
@@ -16,12 +16,14 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <random>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -157,24 +159,9 @@ void BM_RandomSlot_Floor(benchmark::State& state) {
   netbuf::ByteBufAllocator& a = *floor;
   randomSlotByteBuf(state, a);
 }
-void BM_RandomSlot_Malloc(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  std::vector<void*> slots(static_cast<std::size_t>(state.range(1)));
-  for (auto& s : slots) s = std::malloc(n);
-  const auto idx = slotIndices(slots.size());
-  std::size_t k = 0;
-  for (auto _ : state) {
-    void*& slot = slots[idx[k++ & 0xffff]];
-    std::free(slot);
-    slot = std::malloc(n);
-    benchmark::DoNotOptimize(slot);
-  }
-  for (void* s : slots) std::free(s);
-}
-
 /// What a hand-rolled buffer handle over malloc keeps in each slot: the pointer and, beside it, the
-/// capacity and indices. The same 48 bytes as a ByteBuf, so that this row and the pooled one move
-/// the same slot memory; BM_RandomSlot_Malloc's slot is a bare 8-byte pointer.
+/// capacity and indices. The same 48 bytes as a ByteBuf, so that a row of these and the pooled one
+/// move the same slot memory.
 struct MallocHandle {
   void* data = nullptr;
   std::size_t capacity = 0;
@@ -185,20 +172,37 @@ struct MallocHandle {
 };
 static_assert(sizeof(MallocHandle) == sizeof(ByteBuf), "the slot footprint of the pooled rows");
 
-void BM_RandomSlot_MallocHandle(benchmark::State& state) {
+// The two kinds of malloc slot: a bare pointer, or a handle around one.
+template <class Slot>
+Slot mallocSlot(std::size_t n) {
+  if constexpr (std::is_same_v<Slot, void*>) {
+    return std::malloc(n);
+  } else {
+    return MallocHandle{std::malloc(n), n, std::max<std::size_t>(n, 1), 0, 0, 0};
+  }
+}
+// The slot's pointer as an lvalue: DoNotOptimize then takes the slot's own memory, not a copy.
+void*& slotData(void*& p) { return p; }
+void*& slotData(MallocHandle& h) { return h.data; }
+
+/// The random-slot loop over malloc/free, each slot a Slot (above).
+template <class Slot>
+void randomSlotMalloc(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  std::vector<MallocHandle> slots(static_cast<std::size_t>(state.range(1)));
-  for (auto& s : slots) s = MallocHandle{std::malloc(n), n, std::max<std::size_t>(n, 1), 0, 0, 0};
+  std::vector<Slot> slots(static_cast<std::size_t>(state.range(1)));
+  for (auto& s : slots) s = mallocSlot<Slot>(n);
   const auto idx = slotIndices(slots.size());
   std::size_t k = 0;
   for (auto _ : state) {
-    MallocHandle& slot = slots[idx[k++ & 0xffff]];
-    std::free(slot.data);
-    slot = MallocHandle{std::malloc(n), n, std::max<std::size_t>(n, 1), 0, 0, 0};
-    benchmark::DoNotOptimize(slot.data);
+    Slot& slot = slots[idx[k++ & 0xffff]];
+    std::free(slotData(slot));
+    slot = mallocSlot<Slot>(n);
+    benchmark::DoNotOptimize(slotData(slot));
   }
-  for (auto& s : slots) std::free(s.data);
+  for (auto& s : slots) std::free(slotData(s));
 }
+void BM_RandomSlot_Malloc(benchmark::State& state) { randomSlotMalloc<void*>(state); }
+void BM_RandomSlot_MallocHandle(benchmark::State& state) { randomSlotMalloc<MallocHandle>(state); }
 
 // ------------------------------------------------------------------ producer / consumer
 
@@ -312,7 +316,7 @@ void slotSizes(benchmark::internal::Benchmark* b) {
   for (std::int64_t n : {0, 256, 4096, 65536}) b->Args({n, 8192});
   for (std::int64_t n : {0, 256}) b->Args({n, 512});
 }
-void floorSizes(benchmark::internal::Benchmark* b) {
+void smallSlotSizes(benchmark::internal::Benchmark* b) {
   for (std::int64_t n : {0, 256}) {
     b->Args({n, 8192});
     b->Args({n, 512});
@@ -333,8 +337,8 @@ BENCHMARK(BM_RandomSlot_Pooled)->Apply(slotSizes);
 BENCHMARK(BM_RandomSlot_PooledSimple)->Args({0, 8192})->Args({256, 8192});
 BENCHMARK(BM_RandomSlot_Unpooled)->Apply(slotSizes);
 BENCHMARK(BM_RandomSlot_Malloc)->Apply(slotSizes);
-BENCHMARK(BM_RandomSlot_MallocHandle)->Apply(floorSizes);
-BENCHMARK(BM_RandomSlot_Floor)->Apply(floorSizes);
+BENCHMARK(BM_RandomSlot_MallocHandle)->Apply(smallSlotSizes);
+BENCHMARK(BM_RandomSlot_Floor)->Apply(smallSlotSizes);
 BENCHMARK(BM_ProducerConsumer_Pooled)->Apply(pcSizes)->UseRealTime();
 BENCHMARK(BM_ProducerConsumer_Unpooled)->Apply(pcSizes)->UseRealTime();
 BENCHMARK(BM_ProducerConsumer_Malloc)->Apply(pcSizes)->UseRealTime();
