@@ -3,13 +3,11 @@
 namespace netbuf {
 
 std::string readableBytesToString(const AnyByteBuf& b) {
-  return std::visit(
-      [](const auto& buf) {
-        std::string s(buf.readableBytes(), '\0');
-        buf.getBytes(buf.readerIndex(), s.data(), s.size());
-        return s;
-      },
-      b);
+  return visitBuf(b, [](const auto& buf) {
+    std::string s(buf.readableBytes(), '\0');
+    buf.getBytes(buf.readerIndex(), s.data(), s.size());
+    return s;
+  });
 }
 
 ByteBuf toContiguous(AnyByteBuf&& b) {

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <netbuf/buffer/utf8.hpp>
 #include <netbuf/codec/string_codec.hpp>
-#include <variant>
 
 namespace netbuf {
 
@@ -35,18 +34,16 @@ void putUnit(std::byte* d, char16_t u, bool big) noexcept {
 }  // namespace
 
 std::string StringDecoder::decode(const AnyByteBuf& frame) const {
-  return std::visit(
-      [this](const auto& buf) -> std::string {
-        const std::size_t r = buf.readerIndex();
-        const std::size_t n = buf.readableBytes();
-        if (policy_ == Utf8Policy::Replace) return buf.getUtf8(r, n);
-        try {
-          return buf.getUtf8Strict(r, n);
-        } catch (const Utf8Error& e) {
-          throwIllFormedFrame(e.offset(), buf.getUnsignedByte(r + e.offset()), n);
-        }
-      },
-      frame);
+  return visitBuf(frame, [this](const auto& buf) -> std::string {
+    const std::size_t r = buf.readerIndex();
+    const std::size_t n = buf.readableBytes();
+    if (policy_ == Utf8Policy::Replace) return buf.getUtf8(r, n);
+    try {
+      return buf.getUtf8Strict(r, n);
+    } catch (const Utf8Error& e) {
+      throwIllFormedFrame(e.offset(), buf.getUnsignedByte(r + e.offset()), n);
+    }
+  });
 }
 
 std::size_t StringEncoder::sizeHint(const std::string& msg) const noexcept {

@@ -138,7 +138,7 @@ class ByteToMessageDecoder {
   }
   template <class OnError>
   void channelRead(AnyByteBuf in, Output& out, OnError&& onError) {
-    std::visit([&](auto& b) { channelRead(std::move(b), out, onError); }, in);
+    visitBuf(in, [&](auto& b) { channelRead(std::move(b), out, onError); });
   }
   void channelRead(AnyByteBuf in, Output& out) {
     channelRead(std::move(in), out, RethrowCodecError{});

@@ -97,8 +97,7 @@ class JsonDecoder : public ByteToMessageDecoder<JsonDecoder, Document> {
     const std::size_t len = readableBytes(frame);
     if (!framer_.isStreamArrayElements()) return end - len;
     // Stream mode: a top-level object is emitted whole (ends at readerIndex); an element is not.
-    const auto firstByte =
-        std::visit([](const auto& b) { return b.getUnsignedByte(b.readerIndex()); }, frame);
+    const std::uint8_t firstByte = getUnsignedByte(frame, readerIndex(frame));
     if (firstByte == '{' && end >= len && sameBytes(in, end - len, frame)) return end - len;
     std::size_t e = end - 1;  // the separator
     while (e > 0 && isWs(in.getUnsignedByte(e - 1))) --e;
@@ -106,15 +105,13 @@ class JsonDecoder : public ByteToMessageDecoder<JsonDecoder, Document> {
   }
   template <class Buf>
   static bool sameBytes(const Buf& in, std::size_t at, const AnyByteBuf& frame) {
-    return std::visit(
-        [&](const auto& b) {
-          const std::size_t n = b.readableBytes();
-          for (std::size_t i = 0; i < n; ++i) {
-            if (in.getUnsignedByte(at + i) != b.getUnsignedByte(b.readerIndex() + i)) return false;
-          }
-          return true;
-        },
-        frame);
+    return visitBuf(frame, [&](const auto& b) {
+      const std::size_t n = b.readableBytes();
+      for (std::size_t i = 0; i < n; ++i) {
+        if (in.getUnsignedByte(at + i) != b.getUnsignedByte(b.readerIndex() + i)) return false;
+      }
+      return true;
+    });
   }
   static constexpr bool isWs(std::uint8_t c) noexcept {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
