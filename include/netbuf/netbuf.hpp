@@ -17,6 +17,7 @@
 #include <netbuf/codec/delimiter_based_frame_decoder.hpp>
 #include <netbuf/codec/fixed_length_frame_decoder.hpp>
 #include <netbuf/codec/json/json_codec.hpp>
+#include <netbuf/codec/json/json_frame_decoder.hpp>
 #include <netbuf/codec/json/json_parser.hpp>
 #include <netbuf/codec/json/json_traits.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
@@ -28,6 +29,7 @@
 #include <netbuf/codec/message_to_message_decoder.hpp>
 #include <netbuf/codec/msgpack/message_pack_codec.hpp>
 #include <netbuf/codec/msgpack/message_pack_error.hpp>
+#include <netbuf/codec/msgpack/message_pack_frame_decoder.hpp>
 #include <netbuf/codec/msgpack/message_pack_reader.hpp>
 #include <netbuf/codec/msgpack/message_pack_rpc.hpp>
 #include <netbuf/codec/msgpack/message_pack_traits.hpp>

@@ -1,0 +1,76 @@
+#pragma once
+// A two-stage decoder pipeline for DecoderRunner, for the tests of per-frame decoders: a frame
+// decoder (a ByteToMessageDecoder emitting AnyByteBuf frames) followed by a MessageToMessageDecoder
+// of those frames. Frames are handed on after each read, and before any error of the frame
+// decoder is reported, so messages and errors come out in stream order (as a pipeline fires them).
+
+#include <cstddef>
+#include <exception>
+#include <netbuf/buffer/any_byte_buf.hpp>
+#include <netbuf/buffer/byte_buf.hpp>
+#include <netbuf/codec/byte_to_message_decoder.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace netbuf::testing {
+
+template <class Framer, class Decoder>
+struct FramedPipeline {
+  using OutputType = typename Decoder::OutputType;
+  using Output = std::vector<OutputType>;
+
+  explicit FramedPipeline(Framer f, Decoder d = Decoder())
+      : framer(std::move(f)), decoder(std::move(d)) {}
+
+  template <class OnError>
+  void channelRead(ByteBuf in, Output& out, OnError&& onError) {
+    auto inOrder = [&](std::exception_ptr e) {
+      forward(out, onError);
+      onError(std::move(e));
+    };
+    framer.channelRead(std::move(in), frames, inOrder);
+    forward(out, onError);
+  }
+  void channelRead(ByteBuf in, Output& out) {
+    channelRead(std::move(in), out, RethrowCodecError{});
+  }
+  void channelReadComplete() {
+    framer.channelReadComplete();
+    decoder.channelReadComplete();
+  }
+  template <class OnError>
+  void channelInactive(Output& out, OnError&& onError) {
+    auto inOrder = [&](std::exception_ptr e) {
+      forward(out, onError);
+      onError(std::move(e));
+    };
+    framer.channelInactive(frames, inOrder);
+    forward(out, onError);
+    decoder.channelInactive(out, onError);
+  }
+
+  template <class OnError>
+  void forward(Output& out, OnError& onError) {
+    for (AnyByteBuf& f : frames) decoder.channelRead(std::move(f), out, onError);
+    frames.clear();
+  }
+
+  Framer framer;
+  Decoder decoder;
+  std::vector<AnyByteBuf> frames;  // the framer's output not yet handed on
+};
+
+/// Each payload with a 2-byte big-endian length prefix (for LengthFieldBasedFrameDecoder(big, max,
+/// 0, 2, 0, 2)).
+inline std::string lengthPrefixed(const std::vector<std::string>& payloads) {
+  std::string s;
+  for (const std::string& p : payloads) {
+    s.push_back(static_cast<char>(p.size() >> 8));
+    s.push_back(static_cast<char>(p.size() & 0xff));
+    s += p;
+  }
+  return s;
+}
+
+}  // namespace netbuf::testing

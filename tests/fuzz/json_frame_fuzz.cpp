@@ -1,0 +1,189 @@
+// libFuzzer target for JsonFrameDecoder (json_frame_decoder.hpp).
+//
+// Input: byte 0 flags: bit 0 small limits, bit 1 bigIntegersAsDouble off, bit 2 allowLoneSurrogates
+// and extendedTypes, bit 3 the Composite cumulator, bits 4..6 the number of frame cuts (0..7), bit
+// 7 an empty frame after every frame; then one byte per cut (the distance to the previous cut - 1);
+// the rest is the stream, cut into frames there.
+// Asserted:
+//  - the transcript (values and errors with kind and offset) equals a whole-buffer model: a
+//    JsonParser over each frame, where UnexpectedEnd and TrailingContent become a
+//    CorruptedFrameError at the frame's stream offset plus the parser's offset (value: the frame's
+//    length), an empty (or, by UnexpectedEnd, whitespace-only) frame a CorruptedFrameError at its
+//    start, and every other JsonError keeps its code, its offset rebased by the frame's stream
+//    offset, and its line and column;
+//  - each frame as a two-component CompositeByteBuf gives the same transcript;
+//  - the frames with 2-byte length prefixes, the wire split into reads at the same cut distances,
+//    through LengthFieldBasedFrameDecoder (chosen cumulator, so frames straddling reads arrive as
+//    composites) and then the decoder, give the same transcript;
+//  - no exception other than a CodecError escapes; bytesReceived() is the stream's length.
+#include <netbuf/codec/json/json_frame_decoder.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <netbuf/codec/decoder_runner.hpp>
+#include <netbuf/codec/length_field_based_frame_decoder.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuzz_util.hpp"
+
+namespace {
+
+using namespace netbuf;
+using namespace netbuf::fuzz;
+
+using Transcript = std::vector<std::string>;
+
+std::string corrupted(std::uint64_t offset, std::uint64_t length) {
+  return "!Corrupted@" + std::to_string(offset) + "=" + std::to_string(length);
+}
+std::string coded(const JsonError& e, std::uint64_t offset) {
+  return "!" + std::string(jsonErrorCodeName(e.code())) + "@" + std::to_string(offset) + ":" +
+         std::to_string(e.line()) + ":" + std::to_string(e.column());
+}
+
+bool onlyWhitespace(std::string_view s) {
+  return s.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+Transcript model(const std::vector<std::string>& frames, const JsonParseOptions& o) {
+  Transcript t;
+  JsonParser parser(o);
+  std::uint64_t pos = 0;
+  for (const std::string& f : frames) {
+    if (f.empty()) {
+      t.push_back(corrupted(pos, 0));
+      continue;
+    }
+    try {
+      Document d;
+      parser.parse(f, d);
+      t.push_back(d.root().toDebugString());
+    } catch (const JsonError& e) {
+      check(e.offset() <= f.size(), "model: offset outside the frame");
+      if (e.code() == JsonErrorCode::UnexpectedEnd && onlyWhitespace(f)) {
+        t.push_back(corrupted(pos, f.size()));
+      } else if (e.code() == JsonErrorCode::UnexpectedEnd ||
+                 e.code() == JsonErrorCode::TrailingContent) {
+        t.push_back(corrupted(pos + e.offset(), f.size()));
+      } else {
+        t.push_back(coded(e, pos + e.offset()));
+      }
+    }
+    pos += f.size();
+  }
+  return t;
+}
+
+template <class Decoder>
+Transcript transcript(DecoderRunner<Decoder>& run) {
+  Transcript t;
+  std::size_t e = 0;
+  const auto& msgs = run.messages();
+  for (std::size_t i = 0; i <= msgs.size(); ++i) {
+    while (e < run.errors().size() && run.errors()[e].messagesBefore == i) {
+      try {
+        run.rethrowError(e++);
+      } catch (const CorruptedFrameError& x) {
+        check(x.limit() == kNone, "CorruptedFrameError with a limit");
+        t.push_back(corrupted(x.offset(), x.value()));
+      } catch (const JsonError& x) {
+        t.push_back(coded(x, x.offset()));
+      } catch (const CodecError&) {
+        fail("unexpected CodecError kind");
+      }
+    }
+    if (i < msgs.size()) t.push_back(msgs[i].root().toDebugString());
+  }
+  return t;
+}
+
+AnyByteBuf byteBufFrame(std::string_view f) {
+  ByteBuf b = ByteBufAllocator::defaultAllocator().buffer(f.size());
+  b.writeBytes(f);
+  return AnyByteBuf(std::in_place_type<ByteBuf>, std::move(b));
+}
+
+AnyByteBuf compositeFrame(std::string_view f) {
+  auto& alloc = ByteBufAllocator::defaultAllocator();
+  CompositeByteBuf c = alloc.compositeBuffer();
+  const std::size_t half = f.size() / 2;
+  for (std::string_view part : {f.substr(0, half), f.substr(half)}) {
+    ByteBuf b = alloc.buffer(part.size());
+    b.writeBytes(part);
+    c.addComponent(true, std::move(b));
+  }
+  return AnyByteBuf(std::move(c));
+}
+
+/// Frames through LengthFieldBasedFrameDecoder (2-byte prefixes) fed in reads cut at `cuts`.
+std::vector<AnyByteBuf> reframe(const std::vector<std::string>& frames,
+                                const std::vector<std::size_t>& cuts, Cumulator c) {
+  std::string wire;
+  for (const std::string& f : frames) {
+    wire.push_back(static_cast<char>(f.size() >> 8));
+    wire.push_back(static_cast<char>(f.size() & 0xff));
+    wire += f;
+  }
+  DecoderRunner<LengthFieldBasedFrameDecoder> run(ByteOrder::big, 65537, 0, 2, 0, 2, true, c);
+  run.feedSplitAt(wire, cuts);
+  run.finish();
+  check(run.errors().empty(), "length field framing failed");
+  check(run.messages().size() == frames.size(), "length field framing lost frames");
+  return std::move(run.messages());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 1) return 0;
+  const std::uint8_t flags = data[0];
+  JsonParseOptions o;
+  if ((flags & 1) != 0) {
+    o.maxDepth = 4;
+    o.maxDocumentSize = 64;
+    o.maxStringLength = 8;
+    o.maxNumberLength = 8;
+  }
+  o.bigIntegersAsDouble = (flags & 2) == 0;
+  o.allowLoneSurrogates = o.extendedTypes = (flags & 4) != 0;
+  const Cumulator cumulator = (flags & 8) != 0 ? Cumulator::Composite : Cumulator::Merge;
+  const FuzzReads reads = splitReads(data, size, 1, (flags >> 4) & 7);
+  if (reads.stream.size() > 60000) return 0;  // every frame fits a 2-byte prefix
+  std::vector<std::string> frames;
+  std::size_t from = 0;
+  std::vector<std::size_t> ends = reads.cuts;
+  ends.push_back(reads.stream.size());
+  for (std::size_t to : ends) {
+    frames.emplace_back(reads.stream.substr(from, to - from));
+    from = to;
+    if ((flags & 0x80) != 0) frames.emplace_back();
+  }
+  const Transcript want = model(frames, o);
+
+  try {
+    DecoderRunner<JsonFrameDecoder> flat(o);
+    DecoderRunner<JsonFrameDecoder> composite(o);
+    for (const std::string& f : frames) {
+      flat.feed(byteBufFrame(f));
+      composite.feed(compositeFrame(f));
+    }
+    flat.finish();
+    composite.finish();
+    check(transcript(flat) == want, "decoder disagrees with the model");
+    check(transcript(composite) == want, "composite frames disagree with the model");
+    check(flat.decoder().bytesReceived() == reads.stream.size(), "bytesReceived");
+
+    DecoderRunner<JsonFrameDecoder> piped(o);
+    for (AnyByteBuf& f : reframe(frames, reads.cuts, cumulator)) piped.feed(std::move(f));
+    piped.finish();
+    check(transcript(piped) == want, "after LengthFieldBasedFrameDecoder: disagrees");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "json_frame_fuzz: unexpected exception: %s\n", e.what());
+    std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,180 @@
+// libFuzzer target for MessagePackFrameDecoder (message_pack_frame_decoder.hpp).
+//
+// Input: byte 0 flags: bit 0 lenientUtf8, bit 1 allowDuplicateKeys, bit 2 small limits, bit 3 the
+// Composite cumulator, bits 4..6 the number of frame cuts (0..7), bit 7 an empty frame after every
+// frame; then one byte per cut (the distance to the previous cut - 1); the rest is the stream, cut
+// into frames there.
+// Asserted:
+//  - the transcript (values and errors with kind, offset and value) equals a whole-buffer model:
+//    msgpack::decode of each frame with baseOffset = the frame's stream offset, where Truncated and
+//    TrailingBytes become a CorruptedFrameError at the same offset (value: the frame's length), an
+//    empty frame a CorruptedFrameError at its start, and every other MessagePackError keeps its
+//    code and offset;
+//  - each frame as a two-component CompositeByteBuf gives the same transcript;
+//  - the frames with 2-byte length prefixes, the wire split into reads at the same cut distances,
+//    through LengthFieldBasedFrameDecoder (chosen cumulator, so frames straddling reads arrive as
+//    composites) and then the decoder, give the same transcript;
+//  - no exception other than a CodecError escapes; bytesReceived() is the stream's length.
+#include <netbuf/codec/msgpack/message_pack_frame_decoder.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <netbuf/codec/decoder_runner.hpp>
+#include <netbuf/codec/length_field_based_frame_decoder.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuzz_util.hpp"
+
+namespace {
+
+using namespace netbuf;
+using namespace netbuf::fuzz;
+
+using Transcript = std::vector<std::string>;
+
+std::string corrupted(std::uint64_t offset, std::uint64_t length) {
+  return "!Corrupted@" + std::to_string(offset) + "=" + std::to_string(length);
+}
+std::string coded(MessagePackErrc code, std::uint64_t offset) {
+  return "!" + std::string(messagePackErrcName(code)) + "@" + std::to_string(offset);
+}
+
+Transcript model(const std::vector<std::string>& frames, const MessagePackReadOptions& o) {
+  Transcript t;
+  std::uint64_t pos = 0;
+  for (const std::string& f : frames) {
+    if (f.empty()) {
+      t.push_back(corrupted(pos, 0));
+      continue;
+    }
+    try {
+      Document d;
+      msgpack::decode(std::span(reinterpret_cast<const std::byte*>(f.data()), f.size()), d, o, pos);
+      t.push_back(d.root().toDebugString());
+    } catch (const MessagePackError& e) {
+      check(e.offset() >= pos && e.offset() <= pos + f.size(), "model: offset outside the frame");
+      if (e.code() == MessagePackErrc::Truncated || e.code() == MessagePackErrc::TrailingBytes) {
+        t.push_back(corrupted(e.offset(), f.size()));
+      } else {
+        t.push_back(coded(e.code(), e.offset()));
+      }
+    }
+    pos += f.size();
+  }
+  return t;
+}
+
+template <class Decoder>
+Transcript transcript(DecoderRunner<Decoder>& run) {
+  Transcript t;
+  std::size_t e = 0;
+  const auto& msgs = run.messages();
+  for (std::size_t i = 0; i <= msgs.size(); ++i) {
+    while (e < run.errors().size() && run.errors()[e].messagesBefore == i) {
+      try {
+        run.rethrowError(e++);
+      } catch (const CorruptedFrameError& x) {
+        check(x.limit() == kNone, "CorruptedFrameError with a limit");
+        t.push_back(corrupted(x.offset(), x.value()));
+      } catch (const MessagePackError& x) {
+        t.push_back(coded(x.code(), x.offset()));
+      } catch (const CodecError&) {
+        fail("unexpected CodecError kind");
+      }
+    }
+    if (i < msgs.size()) t.push_back(msgs[i].root().toDebugString());
+  }
+  return t;
+}
+
+AnyByteBuf byteBufFrame(std::string_view f) {
+  ByteBuf b = ByteBufAllocator::defaultAllocator().buffer(f.size());
+  b.writeBytes(f);
+  return AnyByteBuf(std::in_place_type<ByteBuf>, std::move(b));
+}
+
+AnyByteBuf compositeFrame(std::string_view f) {
+  auto& alloc = ByteBufAllocator::defaultAllocator();
+  CompositeByteBuf c = alloc.compositeBuffer();
+  const std::size_t half = f.size() / 2;
+  for (std::string_view part : {f.substr(0, half), f.substr(half)}) {
+    ByteBuf b = alloc.buffer(part.size());
+    b.writeBytes(part);
+    c.addComponent(true, std::move(b));
+  }
+  return AnyByteBuf(std::move(c));
+}
+
+/// Frames through LengthFieldBasedFrameDecoder (2-byte prefixes) fed in reads cut at `cuts`.
+std::vector<AnyByteBuf> reframe(const std::vector<std::string>& frames,
+                                const std::vector<std::size_t>& cuts, Cumulator c) {
+  std::string wire;
+  for (const std::string& f : frames) {
+    wire.push_back(static_cast<char>(f.size() >> 8));
+    wire.push_back(static_cast<char>(f.size() & 0xff));
+    wire += f;
+  }
+  DecoderRunner<LengthFieldBasedFrameDecoder> run(ByteOrder::big, 65537, 0, 2, 0, 2, true, c);
+  run.feedSplitAt(wire, cuts);
+  run.finish();
+  check(run.errors().empty(), "length field framing failed");
+  check(run.messages().size() == frames.size(), "length field framing lost frames");
+  return std::move(run.messages());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 1) return 0;
+  const std::uint8_t flags = data[0];
+  MessagePackReadOptions o;
+  o.lenientUtf8 = (flags & 1) != 0;
+  o.allowDuplicateKeys = (flags & 2) != 0;
+  if ((flags & 4) != 0) {
+    o.limits.maxDepth = 4;
+    o.limits.maxContainerLength = 8;
+    o.limits.maxStrLength = o.limits.maxBinLength = o.limits.maxExtLength = 16;
+    o.limits.maxMessageSize = 64;
+  }
+  const Cumulator cumulator = (flags & 8) != 0 ? Cumulator::Composite : Cumulator::Merge;
+  const FuzzReads reads = splitReads(data, size, 1, (flags >> 4) & 7);
+  if (reads.stream.size() > 60000) return 0;  // every frame fits a 2-byte prefix
+  std::vector<std::string> frames;
+  std::size_t from = 0;
+  std::vector<std::size_t> ends = reads.cuts;
+  ends.push_back(reads.stream.size());
+  for (std::size_t to : ends) {
+    frames.emplace_back(reads.stream.substr(from, to - from));
+    from = to;
+    if ((flags & 0x80) != 0) frames.emplace_back();
+  }
+  const Transcript want = model(frames, o);
+
+  try {
+    DecoderRunner<MessagePackFrameDecoder> flat(o);
+    DecoderRunner<MessagePackFrameDecoder> composite(o);
+    for (const std::string& f : frames) {
+      flat.feed(byteBufFrame(f));
+      composite.feed(compositeFrame(f));
+    }
+    flat.finish();
+    composite.finish();
+    check(transcript(flat) == want, "decoder disagrees with the model");
+    check(transcript(composite) == want, "composite frames disagree with the model");
+    check(flat.decoder().bytesReceived() == reads.stream.size(), "bytesReceived");
+
+    DecoderRunner<MessagePackFrameDecoder> piped(o);
+    for (AnyByteBuf& f : reframe(frames, reads.cuts, cumulator)) piped.feed(std::move(f));
+    piped.finish();
+    check(transcript(piped) == want, "after LengthFieldBasedFrameDecoder: disagrees");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "msgpack_frame_fuzz: unexpected exception: %s\n", e.what());
+    std::abort();
+  }
+  return 0;
+}
