@@ -62,7 +62,7 @@ void initPipeline(SocketChannel& ch) {
 
 int selfTest() {
   EventLoopGroup group(1);
-  auto server = ServerBootstrap().group(group).childInitializer(initPipeline).bind("127.0.0.1", 0);
+  auto server = ServerBootstrap().group(group).childHandler(initPipeline).bind("127.0.0.1", 0);
   boost::asio::io_context io;
   boost::asio::ip::tcp::socket s(io);
   s.connect({boost::asio::ip::make_address("127.0.0.1"), server->port()});
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   const unsigned short port = argc > 1 ? static_cast<unsigned short>(std::atoi(argv[1]))
                                        : static_cast<unsigned short>(7000);
   EventLoopGroup group;
-  auto server = ServerBootstrap().group(group).childInitializer(initPipeline).bind("0.0.0.0", port);
+  auto server = ServerBootstrap().group(group).childHandler(initPipeline).bind("0.0.0.0", port);
   fmt::print("line_server listening on port {} (Ctrl-C to stop)\n", server->port());
   std::signal(SIGINT, [](int) {});
   std::signal(SIGTERM, [](int) {});

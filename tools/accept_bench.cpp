@@ -63,7 +63,7 @@ AcceptResult measure(bool perLoop, std::size_t loops, std::size_t clients, doubl
   boot.group(group).acceptorPerLoop(perLoop);
   if (!openLoop) {
     // Close each connection once its channel has started: the client waits for this EOF.
-    boot.childInitializer([](SocketChannel& ch) {
+    boot.childHandler([](SocketChannel& ch) {
       ch.executor().execute([self = ch.shared_from_this()] { self->close(); });
     });
   }

@@ -47,7 +47,7 @@ class EchoHandler final : public ChannelHandler {
 struct NetbufEchoServer::Impl {
   PooledByteBufAllocator alloc;
   EventLoopGroup group;
-  std::unique_ptr<ServerChannel> server;
+  std::shared_ptr<ServerChannel> server;
   explicit Impl(std::size_t threads) : group(threads) {}
 };
 
@@ -65,7 +65,7 @@ void NetbufEchoServer::start() {
   impl->server = ServerBootstrap()
                      .group(impl->group)
                      .childOptions(child)
-                     .childInitializer([stats](SocketChannel& ch) {
+                     .childHandler([stats](SocketChannel& ch) {
                        ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(stats));
                      })
                      .bind(options_.address, options_.port);

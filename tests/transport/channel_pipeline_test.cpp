@@ -2,7 +2,13 @@
 
 #include <doctest/doctest.h>
 
+#include <netbuf/codec/length_field_based_frame_decoder.hpp>
+#include <netbuf/codec/length_field_prepender.hpp>
+#include <netbuf/codec/msgpack/message_pack_codec.hpp>
+#include <netbuf/codec/string_codec.hpp>
+#include <netbuf/transport/codec_channel_handler.hpp>
 #include <netbuf/transport/embedded_channel.hpp>
+#include <netbuf/transport/idle_state_handler.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -139,7 +145,7 @@ TEST_CASE("ChannelPipeline: linking handlers of different message types is refus
   } catch (const IllegalArgumentError& e) {
     const std::string what = e.what();
     CHECK(what.find("'wantsInts' takes int") != std::string::npos);
-    CHECK(what.find("'ints', produces std::__cxx11::basic_string") != std::string::npos);
+    CHECK(what.find("'ints', produces std::string") != std::string::npos);
   }
   CHECK(p.names() == std::vector<std::string>{"ints"});
   // Outbound: TextLength writes ints; a handler towards the socket that takes strings refuses.
@@ -290,4 +296,74 @@ TEST_CASE("ChannelPipeline: messages reaching the tail are counted; attributes a
   REQUIRE(ch.findAttr(kCount) != nullptr);
   CHECK(*ch.findAttr(kCount) == 6);
   CHECK(ch.attr(kName) == "peer");
+}
+
+TEST_CASE("ChannelPipeline: the type check looks past handlers that do not act in a direction") {
+  // A MessagePack decoder, then encoders (outbound only), then a handler of strings: the strings
+  // handler would never see a string. Refused, naming the decoder it would follow.
+  EmbeddedChannel ch;
+  ChannelPipeline& p = ch.pipeline();
+  p.addLast("frames",
+            std::make_unique<DecoderChannelHandler<LengthFieldBasedFrameDecoder>>(1 << 16, 0, 4, 0, 4));
+  p.addLast("prepend", std::make_unique<EncoderChannelHandler<LengthFieldPrepender>>(4));
+  p.addLast("msgpack", std::make_unique<DecoderChannelHandler<MessagePackDecoder>>());
+  p.addLast("encode", std::make_unique<EncoderChannelHandler<MessagePackEncoder>>());
+  p.addLast("idle", std::make_unique<IdleStateHandler>(std::chrono::seconds(0),
+                                                       std::chrono::seconds(0),
+                                                       std::chrono::seconds(0)));
+  struct Strings : InboundHandler<std::string> {
+    void messageReceived(ChannelHandlerContext&, std::string) override {}
+  };
+  try {
+    p.addLast("strings", std::make_unique<Strings>());
+    FAIL("a string handler after a MessagePack decoder was accepted");
+  } catch (const IllegalArgumentError& e) {
+    const std::string what = e.what();
+    CHECK(what ==
+          "handler 'strings' takes std::string but the handler before it that acts on inbound "
+          "messages, 'msgpack', produces netbuf::Document");
+  }
+  // A handler of Documents is right there.
+  struct Documents : InboundHandler<Document> {
+    void messageReceived(ChannelHandlerContext&, Document) override {}
+  };
+  p.addLast("documents", std::make_unique<Documents>());
+  // Outbound: a handler writing strings after the MessagePack encoder (which takes Documents),
+  // with inbound-only handlers in between, is refused too.
+  struct WritesStrings : OutboundHandler<int, std::string> {
+    void writeMessage(ChannelHandlerContext& ctx, int v, WriteListener* l) override {
+      ctx.write(std::to_string(v), l);
+    }
+  };
+  try {
+    p.addLast("writesStrings", std::make_unique<WritesStrings>());
+    FAIL("a string writer towards a Document encoder was accepted");
+  } catch (const IllegalArgumentError& e) {
+    CHECK(std::string(e.what()) ==
+          "handler 'writesStrings' writes std::string but the handler before it towards the "
+          "socket that acts on outbound messages, 'encode', takes netbuf::Document");
+  }
+  CHECK(p.names() == std::vector<std::string>{"frames", "prepend", "msgpack", "encode", "idle",
+                                              "documents"});
+  // A plain ChannelHandler declares nothing: it may turn anything into anything, so the check
+  // accepts what follows it.
+  p.addLast("any", std::make_unique<ChannelHandler>());
+  p.addLast("strings", std::make_unique<Strings>());
+  // Inserting an inbound handler checks towards the tail too.
+  struct IntsToText : InboundHandler<int, std::string> {
+    void messageReceived(ChannelHandlerContext& ctx, int v) override {
+      ctx.fireChannelRead(std::to_string(v));
+    }
+  };
+  EmbeddedChannel ch2;
+  ch2.pipeline().addLast("ints", std::make_unique<TakesInts>());
+  ch2.pipeline().addFirst("enc", std::make_unique<EncoderChannelHandler<StringEncoder>>());
+  try {
+    ch2.pipeline().addFirst("text", std::make_unique<IntsToText>());
+    FAIL("a string producer before an int handler was accepted");
+  } catch (const IllegalArgumentError& e) {
+    CHECK(std::string(e.what()) ==
+          "handler 'text' produces std::string but the handler after it that acts on inbound "
+          "messages, 'ints', takes int");
+  }
 }

@@ -22,6 +22,12 @@ namespace {
 
 ByteBuf bytes(std::string_view s) { return Unpooled::copiedBuffer(s); }
 
+CompositeByteBuf composite(std::string_view a, std::string_view b) {
+  CompositeByteBuf c;
+  c.addComponent(true, bytes(a)).addComponent(true, bytes(b));
+  return c;
+}
+
 template <class... Handlers>
 EmbeddedChannel channelOf(std::unique_ptr<Handlers>... h) {
   return EmbeddedChannel(std::move(h)...);
@@ -117,4 +123,23 @@ TEST_CASE("codecs in a pipeline: types are checked when linking; decodeLast runs
       last.pipeline().get("handler0"));
   REQUIRE(h != nullptr);
   CHECK(h->codec().bytesConsumed() == 3);
+}
+
+TEST_CASE("codecs in a pipeline: buffer codecs take ByteBuf, CompositeByteBuf and AnyByteBuf alike") {
+  // A plain ByteBuf written by a handler is framed like any other buffer, never passed unframed.
+  EmbeddedChannel ch(std::make_unique<EncoderChannelHandler<LengthFieldPrepender>>(2));
+  ch.writeOutbound(bytes("abc"));
+  ch.writeOutbound(composite("de", "f"));
+  ch.writeOutbound(AnyByteBuf(bytes("gh")));
+  const std::string wire = outboundBytes(ch);
+  CHECK(wire == std::string("\0\3abc\0\3def\0\2gh", 14));
+  CHECK(ch.pipeline().get("handler0")->outboundIn().count == 3);
+
+  // A message decoder of buffers (StringDecoder) takes a ByteBuf straight from the head.
+  EmbeddedChannel text(std::make_unique<DecoderChannelHandler<StringDecoder>>());
+  text.writeInbound(bytes("one"));
+  text.writeInbound(composite("tw", "o"));
+  CHECK(text.readInbound<std::string>() == "one");
+  CHECK(text.readInbound<std::string>() == "two");
+  CHECK(text.inboundCount() == 0);
 }

@@ -75,9 +75,8 @@ struct CloseCounter : ChannelHandler {
 /// A channel that starts inactive, with EmbeddedChannel's executor (its virtual clock).
 class ManualChannel final : public Channel {
  public:
-  explicit ManualChannel(EmbeddedChannel& clock) : clock_(&clock) {}
+  explicit ManualChannel(EmbeddedChannel& clock) : Channel(static_cast<ChannelExecutor&>(clock)) {}
   ~ManualChannel() override { destroyPipeline(); }
-  ChannelExecutor& executor() noexcept override { return *clock_; }
   bool isOpen() const noexcept override { return open_; }
   bool isActive() const noexcept override { return active_; }
   std::string localAddress() const override { return "manual"; }
@@ -99,7 +98,6 @@ class ManualChannel final : public Channel {
   }
 
  private:
-  EmbeddedChannel* clock_;
   bool open_ = true;
   bool active_ = false;
 };

@@ -637,7 +637,7 @@ namespace {
 struct TcpFixture {
   EventLoopGroup group{2};
   MessagePackRpcServer rpc;
-  std::unique_ptr<ServerChannel> server;
+  std::shared_ptr<ServerChannel> server;
   std::mutex m;
   std::vector<std::shared_ptr<RpcCall>> parked;  // "park" calls, never answered until released
 
@@ -692,7 +692,7 @@ TEST_CASE("server backpressure over TCP: a peer that never reads cannot make the
   auto server = ServerBootstrap()
                     .group(group)
                     .childOptions(childOpts)
-                    .childInitializer([&](SocketChannel& ch) {
+                    .childHandler([&](SocketChannel& ch) {
                       rpc.install(ch.pipeline());
                       std::lock_guard<std::mutex> g(m);
                       serverSide = ch.shared_from_this();
@@ -1103,7 +1103,7 @@ TEST_CASE("client: a server sending garbage is a protocol error (ConnectionLost)
   };
   auto server = ServerBootstrap()
                     .group(group)
-                    .childInitializer([](SocketChannel& ch) {
+                    .childHandler([](SocketChannel& ch) {
                       ch.pipeline().addLast("garbage", std::make_unique<Garbage>());
                     })
                     .bind("127.0.0.1", 0);
@@ -1126,7 +1126,7 @@ TEST_CASE("client: connecting to a closed port throws") {
   {
     EventLoopGroup g(1);
     auto s =
-        ServerBootstrap().group(g).childInitializer([](SocketChannel&) {}).bind("127.0.0.1", 0);
+        ServerBootstrap().group(g).childHandler([](SocketChannel&) {}).bind("127.0.0.1", 0);
     port = s->port();
     s->close();
     g.shutdownGracefully(0ms, 5s);

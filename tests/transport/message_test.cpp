@@ -3,6 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <variant>
+#include <vector>
 #include <netbuf/buffer/any_byte_buf.hpp>
 #include <string>
 
@@ -73,4 +78,28 @@ TEST_CASE("Message: buffers travel inline and are released with the message") {
     CHECK(keep.refCnt() == 1);
   }
   CHECK(typeName(typeid(std::string)).find("string") != std::string::npos);
+}
+
+TEST_CASE("typeName: types read as they are written in C++") {
+  CHECK(typeName(typeid(int)) == "int");
+  CHECK(typeName(typeid(std::string)) == "std::string");
+  CHECK(typeName(typeid(std::string_view)) == "std::string_view");
+  CHECK(typeName(typeid(std::vector<int>)) == "std::vector<int>");
+  CHECK(typeName(typeid(std::vector<std::string>)) == "std::vector<std::string>");
+  CHECK(typeName(typeid(std::map<std::string, std::vector<int>>)) ==
+        "std::map<std::string, std::vector<int>>");
+  CHECK(typeName(typeid(std::unordered_map<std::string, int>)) ==
+        "std::unordered_map<std::string, int>");
+  CHECK(typeName(typeid(std::unique_ptr<std::string>)) == "std::unique_ptr<std::string>");
+  CHECK(typeName(typeid(std::pair<const std::string, int>)) ==
+        "std::pair<std::string const, int>");
+  CHECK(typeName(typeid(AnyByteBuf)) == "netbuf::AnyByteBuf");
+  CHECK(typeName(typeid(ByteBuf)) == "netbuf::ByteBuf");
+  CHECK(typeName(typeid(std::vector<AnyByteBuf>)) == "std::vector<netbuf::AnyByteBuf>");
+  CHECK(typeName(typeid(std::string*)) == "std::string*");
+  CHECK(typeName(typeid(void (*)(int, std::string))) == "void (*)(int, std::string)");
+  // A variant that is not AnyByteBuf keeps its arguments.
+  CHECK(typeName(typeid(std::variant<int, std::string>)) == "std::variant<int, std::string>");
+  // Names it cannot parse come back as given.
+  CHECK(readableTypeName("a<b") == "a<b");
 }

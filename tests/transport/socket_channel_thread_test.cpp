@@ -81,13 +81,21 @@ void onLoop(SocketChannel& ch, Fn fn) {
 
 ByteBuf text(std::string_view s) { return Unpooled::copiedBuffer(s); }
 
+/// The Collector named "collect" in ch's pipeline (looked up on the channel's loop: a pipeline
+/// belongs to its loop).
+Collector* collectorOf(SocketChannel& ch) {
+  Collector* c = nullptr;
+  onLoop(ch, [&] { c = static_cast<Collector*>(ch.pipeline().get("collect")); });
+  return c;
+}
+
 /// A server on 127.0.0.1:0 whose channels each get one EchoHandler (counting into inactive).
-std::unique_ptr<ServerChannel> echoServer(EventLoopGroup& group,
+std::shared_ptr<ServerChannel> echoServer(EventLoopGroup& group,
                                           std::atomic<int>* inactive = nullptr,
                                           const std::string& address = "127.0.0.1") {
   return ServerBootstrap()
       .group(group)
-      .childInitializer([inactive](SocketChannel& ch) {
+      .childHandler([inactive](SocketChannel& ch) {
         ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(inactive));
       })
       .bind(address, 0);
@@ -105,7 +113,7 @@ std::shared_ptr<SocketChannel> collectingClient(EventLoopGroup& group, const std
                   c.pipeline().addLast("collect", std::make_unique<Collector>());
                 })
                 .connect(host, port);
-  col = static_cast<Collector*>(ch->pipeline().get("collect"));
+  col = collectorOf(*ch);
   return ch;
 }
 
@@ -116,7 +124,7 @@ TEST_CASE("TCP: echo round trip, addresses, options, close on both sides") {
   std::atomic<int> serverInactive{0};
   auto server = ServerBootstrap()
                     .group(group)
-                    .childInitializer([&](SocketChannel& ch) {
+                    .childHandler([&](SocketChannel& ch) {
                       if (!ch.eventLoop().inEventLoop()) ++serverInactive;  // would fail below
                       ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(&serverInactive));
                     })
@@ -167,7 +175,7 @@ TEST_CASE("TCP: an accepted channel with reading off and nothing in flight stays
   std::weak_ptr<SocketChannel> accepted;
   auto server = ServerBootstrap()
                     .group(group)
-                    .childInitializer([&](SocketChannel& ch) {
+                    .childHandler([&](SocketChannel& ch) {
                       {
                         std::lock_guard<std::mutex> g(m);
                         accepted = ch.shared_from_this();
@@ -213,7 +221,7 @@ TEST_CASE("TCP: a channel owned only by its loop may be closed from a loop task"
   std::atomic<SocketChannel*> accepted{nullptr};
   auto server = ServerBootstrap()
                     .group(group)
-                    .childInitializer([&](SocketChannel& ch) {
+                    .childHandler([&](SocketChannel& ch) {
                       ch.setAutoRead(false);
                       ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(&inactive));
                       accepted = &ch;
@@ -237,7 +245,7 @@ TEST_CASE("TCP: an initializer may close the channel it is given") {
   std::atomic<int> initialized{0};
   auto server = ServerBootstrap()
                     .group(group)
-                    .childInitializer([&](SocketChannel& ch) {
+                    .childHandler([&](SocketChannel& ch) {
                       ++initialized;
                       ch.close();  // e.g. a connection limit
                     })
@@ -348,7 +356,7 @@ TEST_CASE("TCP: water marks bound a fast writer to a slow reader") {
   auto server = ServerBootstrap()
                     .group(group)
                     .childOptions(serverOpts)
-                    .childInitializer([&](SocketChannel& ch) {
+                    .childHandler([&](SocketChannel& ch) {
                       auto p = std::make_unique<Producer>();
                       producer = p.get();
                       ch.pipeline().addLast("produce", std::move(p));
@@ -409,7 +417,7 @@ TEST_CASE("TCP: many concurrent connections, each echoed exactly") {
   CHECK(failed.load() == 0);
   std::lock_guard<std::mutex> g(m);
   for (auto& ch : clients) {
-    auto* col = static_cast<Collector*>(ch->pipeline().get("collect"));
+    auto* col = collectorOf(*ch);
     CHECK(eventually([&] { return col->size() >= 7; }));
     CHECK(col->text().rfind("hello ", 0) == 0);
   }
@@ -433,7 +441,7 @@ TEST_CASE("TCP: a handler's exception closes its channel; refused and timed-out 
   std::atomic<int> inactive{0};
   auto server = ServerBootstrap()
                     .group(group)
-                    .childInitializer([&](SocketChannel& ch) {
+                    .childHandler([&](SocketChannel& ch) {
                       ch.pipeline().addLast("throw", std::make_unique<Thrower>());
                       ch.pipeline().addLast("count", std::make_unique<EchoHandler>(&inactive));
                     })
@@ -460,7 +468,7 @@ TEST_CASE("TCP: a handler's exception closes its channel; refused and timed-out 
 
 TEST_CASE("TCP: IPv6 loopback, when the machine has it") {
   EventLoopGroup group(1);
-  std::unique_ptr<ServerChannel> server;
+  std::shared_ptr<ServerChannel> server;
   try {
     server = echoServer(group, nullptr, "::1");
   } catch (const std::system_error&) {
@@ -492,7 +500,7 @@ TEST_CASE("TCP: graceful shutdown stops accepting, lets queued writes drain, clo
   EventLoopGroup clientGroup(1);
   auto server = ServerBootstrap()
                     .group(serverGroup)
-                    .childInitializer([](SocketChannel& ch) {
+                    .childHandler([](SocketChannel& ch) {
                       ch.pipeline().addLast("send", std::make_unique<Sender>());
                     })
                     .bind("127.0.0.1", 0);
@@ -519,7 +527,7 @@ TEST_CASE("TCP: one SO_REUSEPORT acceptor per loop serves every connection on it
   auto server = ServerBootstrap()
                     .group(group)
                     .acceptorPerLoop(true)
-                    .childInitializer([](SocketChannel& ch) {
+                    .childHandler([](SocketChannel& ch) {
                       ch.pipeline().addLast("echo", std::make_unique<EchoHandler>());
                     })
                     .bind("127.0.0.1", 0);

@@ -1,218 +1,149 @@
 #include <fmt/format.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cerrno>
+#include <cstring>
 #include <future>
-#include <mutex>
 #include <netbuf/transport/bootstrap.hpp>
 #include <vector>
+
+#include "detail/server_channel_state.hpp"
 
 namespace netbuf {
 
 using boost::asio::ip::tcp;
+using unix_stream = boost::asio::local::stream_protocol;
 
-// ------------------------------------------------------------------ ServerChannel
+namespace {
 
-struct ServerChannel::State : std::enable_shared_from_this<ServerChannel::State> {
-  State(EventLoopGroup& g, EventLoop& l) : group(&g), loop(&l), acceptor(l.context()) {}
-
-  EventLoopGroup* group;
-  EventLoop* loop;         // the acceptor's
-  tcp::acceptor acceptor;  // touched on loop only, once accepting has started
-  tcp::endpoint local;
-  ChannelOptions options;
-  SocketChannel::Initializer init;
-  bool ownLoopChildren = false;  // acceptor per loop: children stay on this loop
-  std::atomic<std::size_t> accepted{0};
-  std::atomic<bool> closed{false};
-  std::mutex childrenMutex;  // children are registered from every loop
-  std::vector<std::weak_ptr<SocketChannel>> children;
-
-  void acceptNext() {
-    if (closed.load(std::memory_order_acquire)) return;
-    EventLoop& child = ownLoopChildren ? *loop : group->next();
-    acceptor.async_accept(child.context(),
-                          [self = shared_from_this(), &child](const boost::system::error_code& ec,
-                                                              tcp::socket socket) mutable {
-                            self->onAccept(ec, std::move(socket), child);
-                          });
+unix_stream::endpoint unixEndpoint(const std::string& path) {
+  if (path.empty()) throw IllegalArgumentError("empty Unix socket path");
+  std::string name = path;
+  if (name[0] == '@') name[0] = '\0';  // Linux abstract namespace
+  if (name.size() >= sizeof(sockaddr_un::sun_path)) {
+    throw IllegalArgumentError(fmt::format("Unix socket path '{}' is longer than {} bytes", path,
+                                           sizeof(sockaddr_un::sun_path) - 1));
   }
-
-  void onAccept(const boost::system::error_code& ec, tcp::socket socket, EventLoop& child) {
-    if (ec == boost::asio::error::operation_aborted || closed.load(std::memory_order_acquire))
-      return;
-    if (ec) {
-      // EMFILE and friends: try again shortly instead of spinning.
-      auto timer = std::make_shared<boost::asio::steady_timer>(loop->context());
-      timer->expires_after(std::chrono::milliseconds(10));
-      timer->async_wait([self = shared_from_this(), timer](const boost::system::error_code&) {
-        self->acceptNext();
-      });
-      return;
-    }
-    accepted.fetch_add(1, std::memory_order_relaxed);
-    auto ch = SocketChannel::create(child, std::move(socket), options);
-    {
-      std::lock_guard<std::mutex> g(childrenMutex);
-      // Drop entries of closed channels now and then, so the list stays the size of the open set.
-      if (children.size() >= 64 && children.size() % 64 == 0) {
-        std::erase_if(children, [](const std::weak_ptr<SocketChannel>& w) { return w.expired(); });
-      }
-      children.push_back(ch);
-    }
-    try {
-      child.execute([ch, self = shared_from_this()] { ch->start(self->init); });
-    } catch (const RejectedExecutionError&) {
-      // The child loop is shutting down: the channel is dropped (its socket closes).
-    }
-    acceptNext();
-  }
-};
-
-ServerChannel::~ServerChannel() { close(); }
-
-tcp::endpoint ServerChannel::localEndpoint() const { return states_.front()->local; }
-
-std::size_t ServerChannel::acceptedCount() const noexcept {
-  std::size_t n = 0;
-  for (const auto& st : states_) n += st->accepted.load(std::memory_order_relaxed);
-  return n;
+  return unix_stream::endpoint(name);
 }
 
-std::size_t ServerChannel::openChildren() const {
-  std::size_t n = 0;
-  for (const auto& st : states_) {
-    std::lock_guard<std::mutex> g(st->childrenMutex);
-    for (const auto& w : st->children) {
-      if (auto ch = w.lock(); ch && ch->isOpen()) ++n;
-    }
-  }
-  return n;
+/// Removes a socket file nobody listens on any more (a server that did not clean up). A live
+/// socket or a file that is not a socket is left alone (bind then fails with EADDRINUSE).
+void removeStaleSocket(const std::string& path) {
+  if (path.empty() || path[0] == '@') return;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return;
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  const int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0 && err == ECONNREFUSED) ::unlink(path.c_str());
 }
 
-void ServerChannel::close() {
-  for (const auto& st : states_) closeOne(st);
-}
-
-void ServerChannel::closeOne(const std::shared_ptr<State>& state) {
-  if (state->closed.exchange(true)) return;
-  auto closeAcceptor = [state] {
-    boost::system::error_code ignored;
-    state->acceptor.close(ignored);
-  };
-  if (state->loop->inEventLoop()) return closeAcceptor();
-  std::promise<void> done;
-  try {
-    state->loop->execute([&] {
-      closeAcceptor();
-      done.set_value();
-    });
-  } catch (const RejectedExecutionError&) {
-    closeAcceptor();  // the loop has stopped: nothing else touches the acceptor
-    return;
-  }
-  // Wait for the loop, unless it stops first (then no thread touches the acceptor any more).
-  auto f = done.get_future();
-  while (f.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
-    if (state->group->isTerminated()) {
-      closeAcceptor();
-      return;
-    }
-  }
-}
-
-void ServerChannel::closeChildren() {
-  std::vector<std::shared_ptr<SocketChannel>> open;
-  for (const auto& st : states_) {
-    std::lock_guard<std::mutex> g(st->childrenMutex);
-    for (const auto& w : st->children) {
-      if (auto ch = w.lock()) open.push_back(std::move(ch));
-    }
-  }
-  for (auto& ch : open) {
-    try {
-      ch->eventLoop().execute([ch] { ch->close(); });
-    } catch (const RejectedExecutionError&) {
-    }
-  }
-}
+}  // namespace
 
 // ------------------------------------------------------------------ ServerBootstrap
 
-std::unique_ptr<ServerChannel> ServerBootstrap::bind(const std::string& address,
-                                                     unsigned short port) {
+template <class Endpoint>
+std::shared_ptr<ServerChannel> ServerBootstrap::listen(const Endpoint& endpoint,
+                                                       const std::string& what,
+                                                       const std::string& unixPath) {
   if (group_ == nullptr) throw IllegalStateError("ServerBootstrap::bind without a group()");
+  constexpr bool kTcp = std::is_same_v<Endpoint, tcp::endpoint>;
   boost::system::error_code ec;
-  const auto ip = boost::asio::ip::make_address(address, ec);
-  if (ec) throw std::system_error(ec.value(), std::system_category(), "invalid address " + address);
-  auto check = [&](const char* what) {
+  auto check = [&](const char* step) {
     if (ec) {
       throw std::system_error(ec.value(), std::system_category(),
-                              fmt::format("{} {}:{}", what, address, port));
+                              fmt::format("{} {}", step, what));
     }
   };
   using ReusePort = boost::asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+  auto shared = std::make_shared<ServerChannel::Shared>();
+  shared->childOptions = childOptions_;
+  shared->childHandler = childHandler_;
+  shared->hasHandler = static_cast<bool>(handler_);
+  shared->address = what;
+  shared->unixPath = unixPath;
   std::vector<std::shared_ptr<ServerChannel::State>> states;
-  const std::size_t acceptors = acceptorPerLoop_ ? group_->size() : 1;
-  tcp::endpoint ep(ip, port);
+  const bool perLoop = kTcp && acceptorPerLoop_;
+  const std::size_t acceptors = perLoop ? group_->size() : 1;
+  boost::asio::generic::stream_protocol::endpoint ep(endpoint);
   for (std::size_t a = 0; a < acceptors; ++a) {
-    EventLoop& loop = acceptorPerLoop_ ? group_->loop(a) : group_->next();
-    auto state = std::make_shared<ServerChannel::State>(*group_, loop);
-    state->options = childOptions_;
-    state->init = init_;
-    state->ownLoopChildren = acceptorPerLoop_;
+    EventLoop& loop = perLoop ? group_->loop(a) : group_->next();
+    auto state = std::make_shared<ServerChannel::State>(*group_, loop, shared);
+    state->ownLoopChildren = perLoop;
     // Set up before the acceptor is shared with its loop: no other thread touches it yet.
     state->acceptor.open(ep.protocol(), ec);
     check("open");
-    state->acceptor.set_option(tcp::acceptor::reuse_address(reuseAddress_), ec);
-    check("SO_REUSEADDR");
-    if (acceptorPerLoop_) {
-      state->acceptor.set_option(ReusePort(true), ec);
-      check("SO_REUSEPORT");
-    }
-    if (ep.protocol() == tcp::v6()) {
-      state->acceptor.set_option(boost::asio::ip::v6_only(false), ec);
-      ec.clear();  // dual stack where the system allows it
+    if constexpr (kTcp) {
+      state->acceptor.set_option(boost::asio::socket_base::reuse_address(reuseAddress_), ec);
+      check("SO_REUSEADDR");
+      if (perLoop) {
+        state->acceptor.set_option(ReusePort(true), ec);
+        check("SO_REUSEPORT");
+      }
+      if (endpoint.protocol() == tcp::v6()) {
+        state->acceptor.set_option(boost::asio::ip::v6_only(false), ec);
+        ec.clear();  // dual stack where the system allows it
+      }
     }
     state->acceptor.bind(ep, ec);
     check("bind");
     state->acceptor.listen(backlog_, ec);
     check("listen");
-    state->local = state->acceptor.local_endpoint(ec);
+    ep = state->acceptor.local_endpoint(ec);  // the other acceptors share the port chosen first
     check("local_endpoint");
-    ep = state->local;  // the other acceptors share the port chosen for the first (port 0)
     states.push_back(std::move(state));
   }
-  for (auto& state : states) {
-    state->loop->execute([state] {
-      // Graceful shutdown of the group stops accepting first.
-      state->loop->addShutdownHook([weak = std::weak_ptr<ServerChannel::State>(state)] {
-        if (auto s = weak.lock()) {
-          s->closed.store(true, std::memory_order_release);
-          boost::system::error_code ignored;
-          s->acceptor.close(ignored);
-        }
-      });
-      state->acceptNext();
-    });
-  }
-  return std::unique_ptr<ServerChannel>(new ServerChannel(std::move(states)));
+  shared->openAcceptors.store(states.size(), std::memory_order_release);
+  EventLoop& serverLoop = *states.front()->loop;
+  shared->serverLoop = &serverLoop;
+  auto server = std::shared_ptr<ServerChannel>(new ServerChannel(serverLoop, states, shared));
+  shared->server = server;
+  serverLoop.execute([server, init = handler_] { server->start(init); });
+  return server;
+}
+
+std::shared_ptr<ServerChannel> ServerBootstrap::bind(const std::string& address,
+                                                     unsigned short port) {
+  boost::system::error_code ec;
+  const auto ip = boost::asio::ip::make_address(address, ec);
+  if (ec) throw std::system_error(ec.value(), std::system_category(), "invalid address " + address);
+  return listen(tcp::endpoint(ip, port), fmt::format("{}:{}", address, port), std::string());
+}
+
+std::shared_ptr<ServerChannel> ServerBootstrap::bindUnix(const std::string& path) {
+  const unix_stream::endpoint ep = unixEndpoint(path);
+  removeStaleSocket(path);
+  return listen(ep, path, path);
 }
 
 // ------------------------------------------------------------------ Bootstrap
 
 namespace {
 
-struct ConnectAttempt : std::enable_shared_from_this<ConnectAttempt> {
+/// One connection attempt, on one loop: TCP (resolve, then connect to each address in turn) or a
+/// Unix domain socket, bounded by a timer.
+template <class Protocol>
+struct ConnectAttempt : std::enable_shared_from_this<ConnectAttempt<Protocol>> {
   ConnectAttempt(EventLoop& l, ChannelOptions o, SocketChannel::Initializer i,
                  Bootstrap::ConnectHandler d)
       : loop(&l),
         options(std::move(o)),
         init(std::move(i)),
         done(std::move(d)),
-        resolver(l.context()),
         socket(l.context()),
         timer(l.context()) {}
 
@@ -220,44 +151,55 @@ struct ConnectAttempt : std::enable_shared_from_this<ConnectAttempt> {
   ChannelOptions options;
   SocketChannel::Initializer init;
   Bootstrap::ConnectHandler done;
-  tcp::resolver resolver;
-  tcp::socket socket;
+  typename Protocol::socket socket;
   boost::asio::steady_timer timer;
+  std::unique_ptr<tcp::resolver> resolver;
   bool finished = false;
 
-  void start(const std::string& host, unsigned short port, std::chrono::milliseconds timeout) {
+  void armTimer(std::chrono::milliseconds timeout) {
     timer.expires_after(timeout);
-    timer.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    timer.async_wait([self = this->shared_from_this()](const boost::system::error_code& ec) {
       if (ec || self->finished) return;
       self->finish(nullptr, std::make_error_code(std::errc::timed_out));
     });
-    resolver.async_resolve(
+  }
+
+  void startTcp(const std::string& host, unsigned short port, std::chrono::milliseconds timeout) {
+    armTimer(timeout);
+    resolver = std::make_unique<tcp::resolver>(loop->context());
+    resolver->async_resolve(
         host, std::to_string(port),
-        [self = shared_from_this()](const boost::system::error_code& ec,
-                                    tcp::resolver::results_type results) {
+        [self = this->shared_from_this()](const boost::system::error_code& ec,
+                                          tcp::resolver::results_type results) {
           if (self->finished) return;
           if (ec) return self->finish(nullptr, std::error_code(ec.value(), std::system_category()));
           boost::asio::async_connect(
               self->socket, results,
               [self](const boost::system::error_code& ec2, const tcp::endpoint&) {
-                if (self->finished) return;
-                if (ec2) {
-                  return self->finish(nullptr,
-                                      std::error_code(ec2.value(), std::system_category()));
-                }
-                auto ch =
-                    SocketChannel::create(*self->loop, std::move(self->socket), self->options);
-                ch->start(self->init);
-                self->finish(std::move(ch), {});
+                self->connected(ec2);
               });
         });
+  }
+
+  void startUnix(const unix_stream::endpoint& ep, std::chrono::milliseconds timeout) {
+    armTimer(timeout);
+    socket.async_connect(ep, [self = this->shared_from_this()](
+                                 const boost::system::error_code& ec) { self->connected(ec); });
+  }
+
+  void connected(const boost::system::error_code& ec) {
+    if (finished) return;
+    if (ec) return finish(nullptr, std::error_code(ec.value(), std::system_category()));
+    auto ch = SocketChannel::create(*loop, std::move(socket), options);
+    ch->start(init);
+    finish(std::move(ch), {});
   }
 
   void finish(std::shared_ptr<SocketChannel> ch, std::error_code ec) {
     finished = true;
     timer.cancel();
     if (ec) {
-      resolver.cancel();
+      if (resolver) resolver->cancel();
       boost::system::error_code ignored;
       socket.close(ignored);
     }
@@ -265,26 +207,51 @@ struct ConnectAttempt : std::enable_shared_from_this<ConnectAttempt> {
   }
 };
 
+/// Waits for an asynchronous connect from a thread that is not a loop thread.
+template <class Start>
+std::shared_ptr<SocketChannel> connectBlocking(EventLoopGroup* group, const std::string& what,
+                                               Start start) {
+  if (group != nullptr && group->currentLoop() != nullptr)
+    throw IllegalStateError("the blocking Bootstrap::connect was called on a loop thread");
+  auto result =
+      std::make_shared<std::promise<std::pair<std::shared_ptr<SocketChannel>, std::error_code>>>();
+  auto future = result->get_future();
+  start([result](std::shared_ptr<SocketChannel> ch, std::error_code ec) {
+    result->set_value({std::move(ch), ec});
+  });
+  auto [ch, ec] = future.get();
+  if (ec) throw std::system_error(ec, fmt::format("connect to {}", what));
+  return ch;
+}
+
 }  // namespace
 
 void Bootstrap::connect(const std::string& host, unsigned short port, ConnectHandler done) {
   if (group_ == nullptr) throw IllegalStateError("Bootstrap::connect without a group()");
   EventLoop& loop = group_->next();
-  auto attempt = std::make_shared<ConnectAttempt>(loop, options_, init_, std::move(done));
+  auto attempt =
+      std::make_shared<ConnectAttempt<tcp>>(loop, options_, handler_, std::move(done));
   loop.execute(
-      [attempt, host, port, timeout = connectTimeout_] { attempt->start(host, port, timeout); });
+      [attempt, host, port, timeout = connectTimeout_] { attempt->startTcp(host, port, timeout); });
 }
 
 std::shared_ptr<SocketChannel> Bootstrap::connect(const std::string& host, unsigned short port) {
-  if (group_ != nullptr && group_->currentLoop() != nullptr)
-    throw IllegalStateError("the blocking Bootstrap::connect was called on a loop thread");
-  std::promise<std::pair<std::shared_ptr<SocketChannel>, std::error_code>> result;
-  connect(host, port, [&result](std::shared_ptr<SocketChannel> ch, std::error_code ec) {
-    result.set_value({std::move(ch), ec});
-  });
-  auto [ch, ec] = result.get_future().get();
-  if (ec) throw std::system_error(ec, fmt::format("connect to {}:{}", host, port));
-  return ch;
+  return connectBlocking(group_, fmt::format("{}:{}", host, port),
+                         [&](ConnectHandler done) { connect(host, port, std::move(done)); });
+}
+
+void Bootstrap::connectUnix(const std::string& path, ConnectHandler done) {
+  if (group_ == nullptr) throw IllegalStateError("Bootstrap::connectUnix without a group()");
+  const unix_stream::endpoint ep = unixEndpoint(path);
+  EventLoop& loop = group_->next();
+  auto attempt =
+      std::make_shared<ConnectAttempt<unix_stream>>(loop, options_, handler_, std::move(done));
+  loop.execute([attempt, ep, timeout = connectTimeout_] { attempt->startUnix(ep, timeout); });
+}
+
+std::shared_ptr<SocketChannel> Bootstrap::connectUnix(const std::string& path) {
+  return connectBlocking(group_, path,
+                         [&](ConnectHandler done) { connectUnix(path, std::move(done)); });
 }
 
 }  // namespace netbuf

@@ -1,26 +1,13 @@
-#include <cxxabi.h>
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <netbuf/transport/channel.hpp>
 #include <netbuf/transport/channel_pipeline.hpp>
+#include <netbuf/transport/event_loop.hpp>
+#include <string>
+#include <system_error>
 
 namespace netbuf {
-
-// ------------------------------------------------------------------ Message
-
-std::string typeName(const std::type_info& type) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> demangled(
-      abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
-  return status == 0 && demangled ? std::string(demangled.get()) : std::string(type.name());
-}
-
-void Message::wrongType(const std::type_info& wanted) const {
-  throw MessageTypeError(
-      fmt::format("message is a {}, not a {}", typeName(type()), typeName(wanted)));
-}
 
 // ------------------------------------------------------------------ ChannelHandler defaults
 
@@ -96,26 +83,74 @@ class ChannelPipeline::TailHandler final : public ChannelHandler {
 Channel& ChannelHandlerContext::channel() noexcept { return pipeline_->channel(); }
 ByteBufAllocator& ChannelHandlerContext::alloc() noexcept { return channel().alloc(); }
 
-void ChannelHandlerContext::fireChannelActive() { next_->invokeChannelActive(); }
-void ChannelHandlerContext::fireChannelInactive() { next_->invokeChannelInactive(); }
+bool ChannelHandlerContext::inLoop() const noexcept { return pipeline_->channel_->inEventLoop(); }
+
+void ChannelHandlerContext::checkInboundInLoop(const char* what) const {
+  if (!inLoop()) [[unlikely]] {
+    throw IllegalStateError(fmt::format(
+        "ChannelHandlerContext::{} (handler '{}') called off the channel's event loop: inbound "
+        "events run on the loop (hand the work over with channel().executor().execute())",
+        what, name_));
+  }
+}
+
+void ChannelHandlerContext::submit(int kind, Message msg, WriteListener* listener) {
+  pipeline_->channel_->submitOutbound(this, id_, static_cast<detail::OutboundTask::Kind>(kind),
+                                      std::move(msg), listener);
+}
+
+void ChannelHandlerContext::fireChannelActive() {
+  checkInboundInLoop("fireChannelActive");
+  next_->invokeChannelActive();
+}
+void ChannelHandlerContext::fireChannelInactive() {
+  checkInboundInLoop("fireChannelInactive");
+  next_->invokeChannelInactive();
+}
 void ChannelHandlerContext::fireChannelRead(Message msg) {
+  checkInboundInLoop("fireChannelRead");
   next_->invokeChannelRead(std::move(msg));
 }
-void ChannelHandlerContext::fireChannelReadComplete() { next_->invokeChannelReadComplete(); }
+void ChannelHandlerContext::fireChannelReadComplete() {
+  checkInboundInLoop("fireChannelReadComplete");
+  next_->invokeChannelReadComplete();
+}
 void ChannelHandlerContext::fireExceptionCaught(std::exception_ptr error) {
+  checkInboundInLoop("fireExceptionCaught");
   next_->invokeExceptionCaught(std::move(error));
 }
 void ChannelHandlerContext::fireUserEventTriggered(Message event) {
+  checkInboundInLoop("fireUserEventTriggered");
   next_->invokeUserEventTriggered(std::move(event));
 }
 void ChannelHandlerContext::fireChannelWritabilityChanged() {
+  checkInboundInLoop("fireChannelWritabilityChanged");
   next_->invokeChannelWritabilityChanged();
 }
+
+using OutboundKind = detail::OutboundTask::Kind;
+
 void ChannelHandlerContext::write(Message msg, WriteListener* listener) {
+  if (!inLoop()) [[unlikely]]
+    return submit(static_cast<int>(OutboundKind::Write), std::move(msg), listener);
   prev_->invokeWrite(std::move(msg), listener);
 }
-void ChannelHandlerContext::flush() { prev_->invokeFlush(); }
-void ChannelHandlerContext::close() { prev_->invokeClose(); }
+void ChannelHandlerContext::writeAndFlush(Message msg, WriteListener* listener) {
+  if (!inLoop()) [[unlikely]]
+    return submit(static_cast<int>(OutboundKind::WriteAndFlush), std::move(msg), listener);
+  prev_->invokeWrite(std::move(msg), listener);
+  prev_->invokeFlush();
+}
+void ChannelHandlerContext::flush() {
+  if (!inLoop()) [[unlikely]]
+    return submit(static_cast<int>(OutboundKind::Flush), Message(), nullptr);
+  prev_->invokeFlush();
+}
+void ChannelHandlerContext::close() {
+  if (!inLoop()) [[unlikely]]
+    return submit(static_cast<int>(OutboundKind::Close), Message(), nullptr);
+  prev_->invokeClose();
+}
 
 // Each invoke catches what the handler throws: inbound exceptions go to the same handler's
 // exceptionCaught (Netty's rule), so no exception ever leaves the pipeline.
@@ -163,9 +198,18 @@ void ChannelHandlerContext::invokeWrite(Message msg, WriteListener* listener) no
   try {
     handler_->write(*this, std::move(msg), listener);
   } catch (...) {
-    // The write failed: its listener hears of it; without one, the pipeline does.
+    // The write failed: its listener hears of it (and the channel, which logs and closes);
+    // without one, the pipeline does.
     if (listener != nullptr) {
-      listener->operationComplete(std::make_error_code(std::errc::invalid_argument));
+      bool wrongType = false;
+      try {
+        throw;
+      } catch (const MessageTypeError&) {
+        wrongType = true;
+      } catch (...) {
+      }
+      listener->operationComplete(wrongType ? ChannelErrc::unsupportedMessageType
+                                            : ChannelErrc::writeFailed);
       ChannelPipeline::channelUnhandledException(pipeline_->channel(), std::current_exception());
     } else {
       invokeExceptionCaught(std::current_exception());
@@ -193,10 +237,10 @@ void ChannelHandlerContext::invokeClose() noexcept {
 
 ChannelPipeline::ChannelPipeline(Channel& channel) : channel_(&channel) {
   contexts_.push_back(std::unique_ptr<ChannelHandlerContext>(
-      new ChannelHandlerContext(*this, "head", std::make_unique<HeadHandler>())));
+      new ChannelHandlerContext(*this, "head", std::make_unique<HeadHandler>(), nextContextId_++)));
   head_ = contexts_.back().get();
   contexts_.push_back(std::unique_ptr<ChannelHandlerContext>(
-      new ChannelHandlerContext(*this, "tail", std::make_unique<TailHandler>())));
+      new ChannelHandlerContext(*this, "tail", std::make_unique<TailHandler>(), nextContextId_++)));
   tail_ = contexts_.back().get();
   head_->next_ = tail_;
   tail_->prev_ = head_;
@@ -218,6 +262,29 @@ void ChannelPipeline::clear() noexcept {
     }
   }
 }
+
+void ChannelPipeline::checkInLoop(const char* what) const {
+  if (!channel_->inEventLoop()) [[unlikely]] {
+    throw IllegalStateError(fmt::format(
+        "ChannelPipeline::{} called off the channel's event loop: a pipeline belongs to its "
+        "loop (run this with channel.executor().execute(), or from a handler)",
+        what));
+  }
+}
+
+ChannelHandlerContext* ChannelPipeline::findLive(const ChannelHandlerContext* ctx,
+                                                 std::uint64_t id) const noexcept {
+  for (const auto& c : contexts_) {
+    if (c.get() == ctx && c->id_ == id) return c.get();
+  }
+  return nullptr;
+}
+
+void ChannelPipeline::writeFromTail(Message msg, WriteListener* listener) {
+  tail_->invokeWrite(std::move(msg), listener);
+}
+void ChannelPipeline::flushFromTail() { tail_->invokeFlush(); }
+void ChannelPipeline::closeFromTail() { tail_->invokeClose(); }
 
 ChannelHandlerContext* ChannelPipeline::find(std::string_view name) const noexcept {
   for (ChannelHandlerContext* c = head_->next_; c != tail_; c = c->next_) {
@@ -261,22 +328,64 @@ bool compatible(const MessageTypes& produced, const MessageTypes& accepted) {
 
 }  // namespace
 
-void ChannelPipeline::checkLink(const ChannelHandlerContext& producer,
-                                const ChannelHandlerContext& consumer) const {
-  // Inbound messages flow producer -> consumer (head to tail); outbound consumer -> producer.
-  const MessageTypes inOut = producer.handler_->inboundOut();
-  const MessageTypes inIn = consumer.handler_->inboundIn();
-  if (!compatible(inOut, inIn)) {
-    throw IllegalArgumentError(
-        fmt::format("handler '{}' takes {} but the handler before it, '{}', produces {}",
-                    consumer.name_, describe(inIn), producer.name_, describe(inOut)));
+void ChannelPipeline::checkLinks(const ChannelHandlerContext* prev, const ChannelHandlerContext& ctx,
+                                 const ChannelHandlerContext* next) const {
+  // The nearest handler towards the head / the tail that acts in a direction (pass-through ones
+  // are skipped; head and tail declare "any", so the walks stop there).
+  auto before = [](const ChannelHandlerContext* c, bool inbound) {
+    while (c->prev_ != nullptr &&
+           (inbound ? c->handler_->inboundOut() : c->handler_->outboundIn()).isPassThrough())
+      c = c->prev_;
+    return c;
+  };
+  auto after = [](const ChannelHandlerContext* c, bool inbound) {
+    while (c->next_ != nullptr &&
+           (inbound ? c->handler_->inboundIn() : c->handler_->outboundOut()).isPassThrough())
+      c = c->next_;
+    return c;
+  };
+  const ChannelHandler& h = *ctx.handler_;
+  // Inbound messages flow head -> tail: from the producer before ctx into ctx, from ctx onwards.
+  if (!h.inboundIn().isPassThrough()) {
+    const ChannelHandlerContext* producer = before(prev, true);
+    const ChannelHandlerContext* consumer = after(next, true);
+    const MessageTypes in = h.inboundIn();
+    const MessageTypes produced = producer->handler_->inboundOut();
+    if (!compatible(produced, in)) {
+      throw IllegalArgumentError(fmt::format(
+          "handler '{}' takes {} but the handler before it{}, '{}', produces {}", ctx.name_,
+          describe(in), producer == prev ? "" : " that acts on inbound messages", producer->name_,
+          describe(produced)));
+    }
+    const MessageTypes out = h.inboundOut();
+    const MessageTypes taken = consumer->handler_->inboundIn();
+    if (!compatible(out, taken)) {
+      throw IllegalArgumentError(fmt::format(
+          "handler '{}' produces {} but the handler after it{}, '{}', takes {}", ctx.name_,
+          describe(out), consumer == next ? "" : " that acts on inbound messages",
+          consumer->name_, describe(taken)));
+    }
   }
-  const MessageTypes outOut = consumer.handler_->outboundOut();
-  const MessageTypes outIn = producer.handler_->outboundIn();
-  if (!compatible(outOut, outIn)) {
-    throw IllegalArgumentError(fmt::format(
-        "handler '{}' writes {} but the handler before it towards the socket, '{}', takes {}",
-        consumer.name_, describe(outOut), producer.name_, describe(outIn)));
+  // Outbound messages flow tail -> head: from the writer after ctx into ctx, from ctx onwards.
+  if (!h.outboundIn().isPassThrough()) {
+    const ChannelHandlerContext* writer = after(next, false);
+    const ChannelHandlerContext* taker = before(prev, false);
+    const MessageTypes in = h.outboundIn();
+    const MessageTypes written = writer->handler_->outboundOut();
+    if (!compatible(written, in)) {
+      throw IllegalArgumentError(fmt::format(
+          "handler '{}' takes {} to write but the handler after it{}, '{}', writes {}", ctx.name_,
+          describe(in), writer == next ? "" : " that acts on outbound messages", writer->name_,
+          describe(written)));
+    }
+    const MessageTypes out = h.outboundOut();
+    const MessageTypes taken = taker->handler_->outboundIn();
+    if (!compatible(out, taken)) {
+      throw IllegalArgumentError(fmt::format(
+          "handler '{}' writes {} but the handler before it towards the socket{}, '{}', takes {}",
+          ctx.name_, describe(out), taker == prev ? "" : " that acts on outbound messages",
+          taker->name_, describe(taken)));
+    }
   }
 }
 
@@ -285,10 +394,9 @@ void ChannelPipeline::insert(ChannelHandlerContext* prev, ChannelHandlerContext*
   if (!handler) throw IllegalArgumentError("cannot add an empty handler");
   checkNewName(name);
   auto owned = std::unique_ptr<ChannelHandlerContext>(
-      new ChannelHandlerContext(*this, std::move(name), std::move(handler)));
+      new ChannelHandlerContext(*this, std::move(name), std::move(handler), nextContextId_++));
   ChannelHandlerContext* ctx = owned.get();
-  checkLink(*prev, *ctx);
-  checkLink(*ctx, *next);
+  checkLinks(prev, *ctx, next);
   ctx->prev_ = prev;
   ctx->next_ = next;
   contexts_.push_back(std::move(owned));
@@ -317,28 +425,33 @@ void ChannelPipeline::unlink(ChannelHandlerContext& ctx) {
 
 ChannelPipeline& ChannelPipeline::addFirst(std::string name,
                                            std::unique_ptr<ChannelHandler> handler) {
+  checkInLoop("addFirst");
   insert(head_, head_->next_, std::move(name), std::move(handler));
   return *this;
 }
 ChannelPipeline& ChannelPipeline::addLast(std::string name,
                                           std::unique_ptr<ChannelHandler> handler) {
+  checkInLoop("addLast");
   insert(tail_->prev_, tail_, std::move(name), std::move(handler));
   return *this;
 }
 ChannelPipeline& ChannelPipeline::addBefore(std::string_view baseName, std::string name,
                                             std::unique_ptr<ChannelHandler> handler) {
+  checkInLoop("addBefore");
   ChannelHandlerContext& base = findOrThrow(baseName);
   insert(base.prev_, &base, std::move(name), std::move(handler));
   return *this;
 }
 ChannelPipeline& ChannelPipeline::addAfter(std::string_view baseName, std::string name,
                                            std::unique_ptr<ChannelHandler> handler) {
+  checkInLoop("addAfter");
   ChannelHandlerContext& base = findOrThrow(baseName);
   insert(&base, base.next_, std::move(name), std::move(handler));
   return *this;
 }
 
 ChannelPipeline& ChannelPipeline::remove(std::string_view name) {
+  checkInLoop("remove");
   ChannelHandlerContext& ctx = findOrThrow(name);
   EventScope entry(*this);  // destroyed when this call, or the event in flight, ends
   unlink(ctx);
@@ -352,6 +465,7 @@ ChannelPipeline& ChannelPipeline::remove(std::string_view name) {
 
 ChannelPipeline& ChannelPipeline::replace(std::string_view oldName, std::string newName,
                                           std::unique_ptr<ChannelHandler> handler) {
+  checkInLoop("replace");
   ChannelHandlerContext& old = findOrThrow(oldName);
   ChannelHandlerContext* prev = old.prev_;
   ChannelHandlerContext* next = old.next_;
@@ -359,9 +473,8 @@ ChannelPipeline& ChannelPipeline::replace(std::string_view oldName, std::string 
   if (newName != oldName) checkNewName(newName);
   // Check the new handler against the neighbours before touching anything.
   {
-    ChannelHandlerContext probe(*this, newName, std::move(handler));
-    checkLink(*prev, probe);
-    checkLink(probe, *next);
+    ChannelHandlerContext probe(*this, newName, std::move(handler), 0);
+    checkLinks(prev, probe, next);
     handler = std::move(probe.handler_);
   }
   remove(oldName);
@@ -369,42 +482,207 @@ ChannelPipeline& ChannelPipeline::replace(std::string_view oldName, std::string 
   return *this;
 }
 
-ChannelHandler* ChannelPipeline::get(std::string_view name) noexcept {
+ChannelHandler* ChannelPipeline::get(std::string_view name) {
+  checkInLoop("get");
   ChannelHandlerContext* c = find(name);
   return c ? c->handler_.get() : nullptr;
 }
-ChannelHandlerContext* ChannelPipeline::context(std::string_view name) noexcept {
+ChannelHandlerContext* ChannelPipeline::context(std::string_view name) {
+  checkInLoop("context");
   return find(name);
 }
 
 std::vector<std::string> ChannelPipeline::names() const {
+  checkInLoop("names");
   std::vector<std::string> out;
   for (ChannelHandlerContext* c = head_->next_; c != tail_; c = c->next_) out.push_back(c->name_);
   return out;
 }
 
-void ChannelPipeline::fireChannelActive() { head_->invokeChannelActive(); }
-void ChannelPipeline::fireChannelInactive() { head_->invokeChannelInactive(); }
-void ChannelPipeline::fireChannelRead(Message msg) { head_->invokeChannelRead(std::move(msg)); }
-void ChannelPipeline::fireChannelReadComplete() { head_->invokeChannelReadComplete(); }
+void ChannelPipeline::fireChannelActive() {
+  checkInLoop("fireChannelActive");
+  head_->invokeChannelActive();
+}
+void ChannelPipeline::fireChannelInactive() {
+  checkInLoop("fireChannelInactive");
+  head_->invokeChannelInactive();
+}
+void ChannelPipeline::fireChannelRead(Message msg) {
+  checkInLoop("fireChannelRead");
+  head_->invokeChannelRead(std::move(msg));
+}
+void ChannelPipeline::fireChannelReadComplete() {
+  checkInLoop("fireChannelReadComplete");
+  head_->invokeChannelReadComplete();
+}
 void ChannelPipeline::fireExceptionCaught(std::exception_ptr error) {
+  checkInLoop("fireExceptionCaught");
   head_->invokeExceptionCaught(std::move(error));
 }
 void ChannelPipeline::fireUserEventTriggered(Message event) {
+  checkInLoop("fireUserEventTriggered");
   head_->invokeUserEventTriggered(std::move(event));
 }
-void ChannelPipeline::fireChannelWritabilityChanged() { head_->invokeChannelWritabilityChanged(); }
-void ChannelPipeline::write(Message msg, WriteListener* listener) {
-  tail_->invokeWrite(std::move(msg), listener);
+void ChannelPipeline::fireChannelWritabilityChanged() {
+  checkInLoop("fireChannelWritabilityChanged");
+  head_->invokeChannelWritabilityChanged();
 }
-void ChannelPipeline::flush() { tail_->invokeFlush(); }
-void ChannelPipeline::close() { tail_->invokeClose(); }
+void ChannelPipeline::write(Message msg, WriteListener* listener) {
+  channel_->write(std::move(msg), listener);
+}
+void ChannelPipeline::flush() { channel_->flush(); }
+void ChannelPipeline::close() { channel_->close(); }
+
+// ------------------------------------------------------------------ ChannelErrc
+
+namespace {
+
+class ChannelCategory final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "netbuf.channel"; }
+  std::string message(int code) const override {
+    switch (static_cast<ChannelErrc>(code)) {
+      case ChannelErrc::closed:
+        return "channel closed";
+      case ChannelErrc::closedBeforeWritten:
+        return "channel closed before the write reached the socket";
+      case ChannelErrc::unsupportedMessageType:
+        return "message type not written by the channel (an encoder is missing)";
+      case ChannelErrc::writeFailed:
+        return "a handler failed the write";
+      case ChannelErrc::handlerRemoved:
+        return "the handler the write was given to was removed first";
+      case ChannelErrc::rejected:
+        return "the channel's event loop has shut down";
+      case ChannelErrc::writeTimeout:
+        return "write timed out";
+    }
+    return fmt::format("unknown channel error {}", code);
+  }
+  std::error_condition default_error_condition(int code) const noexcept override {
+    switch (static_cast<ChannelErrc>(code)) {
+      case ChannelErrc::closed:
+        return std::errc::not_connected;
+      case ChannelErrc::closedBeforeWritten:
+      case ChannelErrc::handlerRemoved:
+      case ChannelErrc::rejected:
+        return std::errc::operation_canceled;
+      case ChannelErrc::unsupportedMessageType:
+      case ChannelErrc::writeFailed:
+        return std::errc::invalid_argument;
+      case ChannelErrc::writeTimeout:
+        return std::errc::timed_out;
+    }
+    return {code, *this};
+  }
+};
+
+}  // namespace
+
+const std::error_category& channelCategory() noexcept {
+  static const ChannelCategory category;
+  return category;
+}
 
 // ------------------------------------------------------------------ Channel
 
 Channel::~Channel() = default;
 
-void Channel::destroyPipeline() noexcept { pipeline_.clear(); }
+void Channel::destroyPipeline() noexcept {
+  destroying_ = true;
+  pipeline_.clear();
+}
+
+bool Channel::inEventLoopSlow() const noexcept {
+  return destroying_ || executor_->inEventLoop();
+}
+
+void Channel::setAutoRead(bool on) {
+  if (inEventLoop()) {
+    autoRead_.store(on, std::memory_order_relaxed);
+    onAutoReadChanged();
+    return;
+  }
+  std::shared_ptr<Channel> self = weak_from_this().lock();
+  if (self == nullptr) {
+    throw IllegalStateError(
+        "Channel::setAutoRead called off the channel's loop on a channel not held by a "
+        "std::shared_ptr");
+  }
+  try {
+    executor().execute([self = std::move(self), on] { self->setAutoRead(on); });
+  } catch (const RejectedExecutionError&) {
+    // The loop has shut down: the channel reads no more either way.
+  }
+}
+
+void Channel::setAutoReadFlag(bool on) noexcept { autoRead_.store(on, std::memory_order_relaxed); }
+
+void Channel::submitOutbound(ChannelHandlerContext* ctx, std::uint64_t ctxId,
+                             detail::OutboundTask::Kind kind, Message msg,
+                             WriteListener* listener) {
+  std::shared_ptr<Channel> self = weak_from_this().lock();
+  if (self == nullptr) {
+    throw IllegalStateError(
+        "a channel operation was called off the channel's loop on a channel not held by a "
+        "std::shared_ptr: nothing could keep it alive until the loop runs it");
+  }
+  detail::OutboundTask task(std::move(self), ctx, ctxId, kind, std::move(msg), listener);
+  try {
+    submit(task);
+  } catch (const RejectedExecutionError&) {
+    // The loop has shut down: the task's destructor fails the listener and releases the message.
+  }
+}
+
+void Channel::submit(detail::OutboundTask& task) {
+  auto shared = std::make_shared<detail::OutboundTask>(std::move(task));
+  executor().execute([shared] { (*shared)(); });
+}
+
+namespace detail {
+
+OutboundTask::~OutboundTask() {
+  if (listener != nullptr) listener->operationComplete(ChannelErrc::rejected);
+}
+
+void OutboundTask::operator()() {
+  WriteListener* l = std::exchange(listener, nullptr);
+  ChannelPipeline& p = channel->pipeline_;
+  ChannelHandlerContext* ctx = nullptr;
+  if (context != nullptr) {
+    ctx = p.findLive(context, contextId);
+    if (ctx == nullptr) {  // removed meanwhile: writes fail, flush and close go from the tail
+      switch (kind) {
+        case Kind::Write:
+        case Kind::WriteAndFlush:
+          msg.reset();
+          if (l != nullptr) l->operationComplete(ChannelErrc::handlerRemoved);
+          if (kind == Kind::WriteAndFlush) p.flushFromTail();
+          return;
+        case Kind::Flush:
+          return p.flushFromTail();
+        case Kind::Close:
+          return p.closeFromTail();
+      }
+      return;
+    }
+  }
+  switch (kind) {
+    case Kind::Write:
+      return ctx ? ctx->write(std::move(msg), l) : p.writeFromTail(std::move(msg), l);
+    case Kind::WriteAndFlush:
+      if (ctx != nullptr) return ctx->writeAndFlush(std::move(msg), l);
+      p.writeFromTail(std::move(msg), l);
+      return p.flushFromTail();
+    case Kind::Flush:
+      return ctx ? ctx->flush() : p.flushFromTail();
+    case Kind::Close:
+      return ctx ? ctx->close() : p.closeFromTail();
+  }
+}
+
+}  // namespace detail
 
 void Channel::onUnhandledMessage(Message) noexcept {}  // the Message's destructor releases it
 

@@ -4,7 +4,8 @@
 
 namespace netbuf {
 
-EmbeddedChannel::EmbeddedChannel(ByteBufAllocator& alloc) : Channel(alloc) {
+EmbeddedChannel::EmbeddedChannel(ByteBufAllocator& alloc)
+    : Channel(static_cast<ChannelExecutor&>(*this), alloc) {
   pipeline().fireChannelActive();
 }
 

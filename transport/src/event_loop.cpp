@@ -100,6 +100,7 @@ void EventLoop::reportFailure(std::exception_ptr e) noexcept {
 }
 
 void EventLoop::run() noexcept {
+  detail::tCurrentExecutor = this;  // what inEventLoop() compares, on this thread only
   // Tasks catch their own exceptions; this catches what other handlers (I/O completions) throw,
   // so that nothing escapes the thread. run() may be called again after an exception.
   for (;;) {
@@ -121,8 +122,6 @@ EventLoopGroup::EventLoopGroup(std::size_t nThreads) {
     loops_.push_back(std::unique_ptr<EventLoop>(new EventLoop(i)));
     EventLoop& loop = *loops_.back();
     loop.thread_ = std::thread([&loop] { loop.run(); });
-    // Published to other threads through whatever hands them the group (it is not yet shared).
-    loop.threadId_ = loop.thread_.get_id();
   }
 }
 

@@ -718,7 +718,7 @@ void installWith(const std::shared_ptr<detail::RpcServerState>& state, ChannelPi
 
 void MessagePackRpcServer::install(ChannelPipeline& pipeline) { installWith(state_, pipeline); }
 
-std::unique_ptr<ServerChannel> MessagePackRpcServer::bind(EventLoopGroup& group,
+std::shared_ptr<ServerChannel> MessagePackRpcServer::bind(EventLoopGroup& group,
                                                           const std::string& host,
                                                           unsigned short port,
                                                           const ChannelOptions& options) {
@@ -726,7 +726,7 @@ std::unique_ptr<ServerChannel> MessagePackRpcServer::bind(EventLoopGroup& group,
   return ServerBootstrap()
       .group(group)
       .childOptions(options)
-      .childInitializer([state = state_](SocketChannel& ch) { installWith(state, ch.pipeline()); })
+      .childHandler([state = state_](SocketChannel& ch) { installWith(state, ch.pipeline()); })
       .bind(host, port);
 }
 

@@ -2,20 +2,16 @@
 
 #include <algorithm>
 #include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <cstring>
+#include "detail/endpoint_format.hpp"
 #include <netbuf/transport/socket_channel.hpp>
-#include <sstream>
 
 namespace netbuf {
 
 namespace {
 
 using boost::asio::ip::tcp;
-
-std::string format(const tcp::endpoint& ep) {
-  std::ostringstream s;
-  s << ep;
-  return s.str();
-}
 
 /// Netty's AdaptiveRecvByteBufAllocator size table (16-byte steps below 512, then doubling),
 /// limited to [min, max].
@@ -42,19 +38,19 @@ bool isQuietClose(const boost::system::error_code& ec) {
 
 }  // namespace
 
-std::shared_ptr<SocketChannel> SocketChannel::create(EventLoop& loop, tcp::socket socket,
+std::shared_ptr<SocketChannel> SocketChannel::create(EventLoop& loop, Socket socket,
                                                      const ChannelOptions& options) {
   return std::shared_ptr<SocketChannel>(new SocketChannel(loop, std::move(socket), options));
 }
 
-SocketChannel::SocketChannel(EventLoop& loop, tcp::socket socket, const ChannelOptions& options)
-    : Channel(options.allocator != nullptr ? *options.allocator
-                                           : ByteBufAllocator::defaultAllocator()),
+SocketChannel::SocketChannel(EventLoop& loop, Socket socket, const ChannelOptions& options)
+    : Channel(loop, options.allocator != nullptr ? *options.allocator
+                                                 : ByteBufAllocator::defaultAllocator()),
       loop_(&loop),
       socket_(std::move(socket)),
       options_(options),
       readSizes_(readSizeTable(options.minReadSize, options.maxReadSize)) {
-  setAutoRead(options.autoRead);  // not active yet: only records the flag
+  setAutoReadFlag(options.autoRead);  // not active yet: only records the flag
   if (options.writeBufferLowWaterMark > options.writeBufferHighWaterMark) {
     throw IllegalArgumentError(
         fmt::format("writeBufferLowWaterMark {} is above writeBufferHighWaterMark {}",
@@ -64,14 +60,51 @@ SocketChannel::SocketChannel(EventLoop& loop, tcp::socket socket, const ChannelO
          readSizes_[readSizeIndex_] < options.initialReadSize)
     ++readSizeIndex_;
   iov_.reserve(64);
+  // The addresses are read once, here: afterwards they are plain values any thread may read (the
+  // socket itself belongs to the loop, and its descriptor is closed there).
+  boost::system::error_code ec;
+  const auto local = socket_.local_endpoint(ec);
+  if (!ec) {
+    domain_ = detail::isDomain(local);
+    localAddress_ = detail::formatEndpoint(local);
+    localTcp_ = detail::toTcp(local);
+  } else {
+    localAddress_ = "?";
+  }
+  const auto remote = socket_.remote_endpoint(ec);
+  if (!ec) {
+    remoteAddress_ = detail::formatEndpoint(remote);
+    remoteTcp_ = detail::toTcp(remote);
+  } else {
+    remoteAddress_ = "?";
+  }
 }
 
 SocketChannel::~SocketChannel() { destroyPipeline(); }
 
+void SocketChannel::submit(detail::OutboundTask& task) {
+  loop_->execute(std::move(task));  // posted as is: no std::function around it
+}
+
+bool SocketChannel::runOnLoop(std::function<void()> fn) {
+  if (inEventLoop()) {
+    fn();
+    return true;
+  }
+  try {
+    loop_->execute([self = shared_from_this(), fn = std::move(fn)] { fn(); });
+    return true;
+  } catch (const RejectedExecutionError&) {
+    return false;
+  }
+}
+
 void SocketChannel::start(const Initializer& init) {
   boost::system::error_code ignored;
-  socket_.set_option(tcp::no_delay(options_.tcpNoDelay), ignored);
-  socket_.set_option(boost::asio::socket_base::keep_alive(options_.keepAlive), ignored);
+  if (!domain_) {
+    socket_.set_option(tcp::no_delay(options_.tcpNoDelay), ignored);
+    socket_.set_option(boost::asio::socket_base::keep_alive(options_.keepAlive), ignored);
+  }
   if (options_.sendBufferSize > 0)
     socket_.set_option(boost::asio::socket_base::send_buffer_size(options_.sendBufferSize),
                        ignored);
@@ -79,6 +112,8 @@ void SocketChannel::start(const Initializer& init) {
     socket_.set_option(boost::asio::socket_base::receive_buffer_size(options_.receiveBufferSize),
                        ignored);
   }
+  // Writes are made directly (flush writes at once) and must never block the loop.
+  socket_.non_blocking(true, ignored);
   if (init) init(*this);
   if (!open_) return;  // the initializer closed it (a connection limit): never counted in
   loop_->channelOpened();
@@ -90,25 +125,6 @@ void SocketChannel::start(const Initializer& init) {
   active_ = true;
   pipeline().fireChannelActive();
   if (open_ && isAutoRead()) startRead();
-}
-
-std::string SocketChannel::localAddress() const {
-  boost::system::error_code ec;
-  const auto ep = socket_.local_endpoint(ec);
-  return ec ? std::string("?") : format(ep);
-}
-std::string SocketChannel::remoteAddress() const {
-  boost::system::error_code ec;
-  const auto ep = socket_.remote_endpoint(ec);
-  return ec ? std::string("?") : format(ep);
-}
-tcp::endpoint SocketChannel::localEndpoint() const {
-  boost::system::error_code ec;
-  return socket_.local_endpoint(ec);
-}
-tcp::endpoint SocketChannel::remoteEndpoint() const {
-  boost::system::error_code ec;
-  return socket_.remote_endpoint(ec);
 }
 
 // ------------------------------------------------------------------ reading
@@ -157,25 +173,26 @@ void SocketChannel::onRead(const boost::system::error_code& ec, std::size_t n, B
 // ------------------------------------------------------------------ writing
 
 void SocketChannel::addPending(std::size_t n) {
-  pendingBytes_ += n;
-  if (writable_ && pendingBytes_ > options_.writeBufferHighWaterMark) {
-    writable_ = false;
+  const std::size_t now = pendingBytes_.load(std::memory_order_relaxed) + n;
+  pendingBytes_.store(now, std::memory_order_relaxed);
+  if (now > options_.writeBufferHighWaterMark && writable_.load(std::memory_order_relaxed)) {
+    writable_.store(false, std::memory_order_relaxed);
     pipeline().fireChannelWritabilityChanged();
   }
 }
 
 void SocketChannel::removePending(std::size_t n) {
-  pendingBytes_ -= n;
-  if (!writable_ && pendingBytes_ < options_.writeBufferLowWaterMark) {
-    writable_ = true;
+  const std::size_t now = pendingBytes_.load(std::memory_order_relaxed) - n;
+  pendingBytes_.store(now, std::memory_order_relaxed);
+  if (now < options_.writeBufferLowWaterMark && !writable_.load(std::memory_order_relaxed)) {
+    writable_.store(true, std::memory_order_relaxed);
     pipeline().fireChannelWritabilityChanged();
   }
 }
 
 void SocketChannel::doWrite(Message msg, WriteListener* listener) {
-  if (!open_ || outputShutdown_ || shutdownOutputPending_) {
-    if (listener != nullptr)
-      listener->operationComplete(std::make_error_code(std::errc::not_connected));
+  if (!open_ || outputShutdown_.load(std::memory_order_relaxed) || shutdownOutputPending_) {
+    if (listener != nullptr) listener->operationComplete(ChannelErrc::closed);
     return;
   }
   AnyByteBuf buf;
@@ -188,7 +205,7 @@ void SocketChannel::doWrite(Message msg, WriteListener* listener) {
   } else {
     throw MessageTypeError(fmt::format(
         "SocketChannel writes buffers (ByteBuf, CompositeByteBuf, AnyByteBuf), not {}: put an "
-        "encoder in the pipeline",
+        "encoder for it in the pipeline",
         typeName(msg.type())));
   }
   const std::size_t n = readableBytes(buf);
@@ -197,66 +214,16 @@ void SocketChannel::doWrite(Message msg, WriteListener* listener) {
 }
 
 void SocketChannel::doFlush() {
-  if (unflushed_.empty()) return;
-  for (auto& w : unflushed_) flushed_.push_back(std::move(w));
-  unflushed_.clear();
-  if (!writing_) startWrite();
+  if (!unflushed_.empty()) {
+    for (auto& w : unflushed_) flushed_.push_back(std::move(w));
+    unflushed_.clear();
+  }
+  // A flush from a listener or handler called by writeFlushed() only queues: the loop there goes
+  // on with it. While waiting for the socket, the wait's completion writes it.
+  if (!inWrite_ && !waitingWrite_) writeFlushed();
 }
 
-void SocketChannel::startWrite() {
-  // Complete empty writes at the front, then gather up to kMaxIovecs buffers into one syscall.
-  while (!flushed_.empty() && flushed_.front().remaining == 0) {
-    WriteListener* l = flushed_.front().listener;
-    flushed_.pop_front();
-    if (l != nullptr) l->operationComplete({});
-  }
-  if (flushed_.empty() || !open_) {
-    if (flushed_.empty() && closeWhenDrained_ && open_ && unflushed_.empty()) {
-      doClose();
-      return;
-    }
-    if (flushed_.empty() && shutdownOutputPending_ && open_) {
-      shutdownOutputPending_ = false;
-      outputShutdown_ = true;
-      boost::system::error_code ignored;
-      socket_.shutdown(tcp::socket::shutdown_send, ignored);
-    }
-    return;
-  }
-  // A flush from a handler while the channel is being destroyed (its handlers are removed in the
-  // destructor) cannot start a write: nothing could own the channel until it completes.
-  std::shared_ptr<SocketChannel> self = weak_from_this().lock();
-  if (self == nullptr) return;
-  iov_.clear();
-  for (auto& w : flushed_) {
-    if (iov_.size() >= kMaxIovecs) break;
-    if (auto* b = std::get_if<ByteBuf>(&w.buf)) {
-      if (b->isReadable()) iov_.push_back(b->readableBuffer());
-    } else {
-      for (const auto& piece : std::get<CompositeByteBuf>(w.buf).readableBuffers()) {
-        if (iov_.size() >= kMaxIovecs) break;
-        iov_.push_back(piece);
-      }
-    }
-  }
-  writing_ = true;
-  socket_.async_write_some(
-      iov_, [self = std::move(self)](const boost::system::error_code& ec, std::size_t n) {
-        self->onWritten(ec, n);
-      });
-}
-
-void SocketChannel::onWritten(const boost::system::error_code& ec, std::size_t n) {
-  // writing_ stays true while listeners and writability events run: a handler that writes and
-  // flushes from them only queues, and the one write below continues (never two at once).
-  if (!open_) {
-    writing_ = false;
-    return;
-  }
-  if (ec) {
-    writing_ = false;
-    return closeWithError(ec);
-  }
+void SocketChannel::consumeWritten(std::size_t n) {
   while (n > 0 && !flushed_.empty()) {
     QueuedWrite& w = flushed_.front();
     const std::size_t take = std::min(n, w.remaining);
@@ -270,37 +237,141 @@ void SocketChannel::onWritten(const boost::system::error_code& ec, std::size_t n
     }
     if (done != nullptr) done->operationComplete({});
     removePending(take);  // may fire channelWritabilityChanged
-    if (!open_) {         // a listener or handler closed the channel
-      writing_ = false;
+    if (!open_) return;   // a listener or handler closed the channel
+  }
+}
+
+void SocketChannel::writeFlushed() {
+  if (!open_) return;
+  // A flush from a handler while the channel is being destroyed (its handlers are removed in the
+  // destructor) cannot wait for the socket: nothing could own the channel until the wait ends.
+  inWrite_ = true;
+  struct Reset {
+    bool& flag;
+    ~Reset() { flag = false; }
+  } reset{inWrite_};
+  for (int spin = 0;; ++spin) {
+    // Complete empty writes at the front.
+    while (!flushed_.empty() && flushed_.front().remaining == 0) {
+      WriteListener* l = flushed_.front().listener;
+      flushed_.pop_front();
+      if (l != nullptr) l->operationComplete({});
+      if (!open_) return;
+    }
+    if (flushed_.empty()) break;
+    if (spin == kWriteSpinCount) {
+      // Long enough on this channel: let the loop run other work, then go on.
+      std::shared_ptr<SocketChannel> self = std::static_pointer_cast<SocketChannel>(
+          weak_from_this().lock());
+      if (self == nullptr) return;
+      waitingWrite_ = true;
+      boost::asio::post(loop_->context(), [self = std::move(self)] {
+        self->waitingWrite_ = false;
+        self->writeFlushed();
+      });
+      return;
+    }
+    iov_.clear();
+    std::size_t offered = 0;
+    for (auto& w : flushed_) {
+      if (iov_.size() >= kMaxIovecs) break;
+      if (auto* b = std::get_if<ByteBuf>(&w.buf)) {
+        if (b->isReadable()) {
+          iov_.push_back(b->readableBuffer());
+          offered += iov_.back().size();
+        }
+      } else {
+        for (const auto& piece : std::get<CompositeByteBuf>(w.buf).readableBuffers()) {
+          if (iov_.size() >= kMaxIovecs) break;
+          iov_.push_back(piece);
+          offered += piece.size();
+        }
+      }
+    }
+    boost::system::error_code ec;
+    const std::size_t n = socket_.write_some(iov_, ec);
+    if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again) {
+      waitWritable();
+      return;
+    }
+    if (ec) return closeWithError(ec);
+    consumeWritten(n);
+    if (!open_) return;
+    if (n < offered) {  // the socket's buffer is full: the next writev would only say EAGAIN
+      waitWritable();
       return;
     }
   }
-  writing_ = false;
-  startWrite();
+  afterDrained();
+}
+
+void SocketChannel::waitWritable() {
+  std::shared_ptr<SocketChannel> self =
+      std::static_pointer_cast<SocketChannel>(weak_from_this().lock());
+  if (self == nullptr) return;  // being destroyed: nothing could own the channel until then
+  waitingWrite_ = true;
+  socket_.async_wait(Socket::wait_write,
+                     [self = std::move(self)](const boost::system::error_code& ec) {
+                       self->waitingWrite_ = false;
+                       if (!self->open_) return;
+                       if (ec) return self->closeWithError(ec);
+                       self->writeFlushed();
+                     });
+}
+
+void SocketChannel::afterDrained() {
+  if (!open_ || !flushed_.empty()) return;
+  if (closeWhenDrained_ && unflushed_.empty()) {
+    doClose();
+    return;
+  }
+  if (shutdownOutputPending_) {
+    shutdownOutputPending_ = false;
+    outputShutdown_.store(true, std::memory_order_release);
+    boost::system::error_code ignored;
+    socket_.shutdown(Socket::shutdown_send, ignored);
+  }
 }
 
 void SocketChannel::closeGracefully() {
-  if (!open_) return;
-  closeWhenDrained_ = true;
-  doFlush();
-  if (!writing_) startWrite();  // nothing in flight: closes now (or starts the last writes)
+  runOnLoop([this] {
+    if (!open_) return;
+    closeWhenDrained_ = true;
+    doFlush();
+    if (!inWrite_ && !waitingWrite_) afterDrained();  // nothing was queued: closes now
+  });
 }
 
 void SocketChannel::shutdownOutput() {
-  if (!open_ || outputShutdown_) return;
-  shutdownOutputPending_ = true;
-  doFlush();
-  if (!writing_) startWrite();  // nothing queued: shuts down now
+  runOnLoop([this] {
+    if (!open_ || outputShutdown_.load(std::memory_order_relaxed)) return;
+    shutdownOutputPending_ = true;
+    doFlush();
+    if (!inWrite_ && !waitingWrite_) afterDrained();  // nothing queued: shuts down now
+  });
 }
 
 // ------------------------------------------------------------------ closing
 
 void SocketChannel::addCloseListener(std::function<void()> fn) {
-  if (!open_) {
-    fn();
-    return;
+  auto run = [this, fn]() mutable {
+    if (!open_) {
+      fn();
+      return;
+    }
+    closeListeners_.push_back(std::move(fn));
+  };
+  if (!runOnLoop(run)) fn();  // the loop is gone: the channel will never run it
+}
+
+std::shared_future<void> SocketChannel::closeFuture() {
+  std::lock_guard<std::mutex> lock(closeFutureMutex_);
+  if (closePromise_ == nullptr) {
+    closePromise_ = std::make_shared<std::promise<void>>();
+    closeFuture_ = closePromise_->get_future().share();
+    addCloseListener([p = closePromise_] { p->set_value(); });
   }
-  closeListeners_.push_back(std::move(fn));
+  return closeFuture_;
 }
 
 void SocketChannel::closeWithError(const boost::system::error_code& ec) {
@@ -317,7 +388,7 @@ void SocketChannel::doClose() {
   // frame above it (pipeline code that called close() still uses the pipeline), so the last
   // reference is handed to a later loop task rather than dropped here.
   struct ReleaseLater {
-    std::shared_ptr<SocketChannel> keep;
+    std::shared_ptr<Channel> keep;
     EventLoop* loop;
     ~ReleaseLater() {
       if (keep == nullptr) return;
@@ -335,13 +406,13 @@ void SocketChannel::doClose() {
   }
   boost::system::error_code ignored;
   socket_.close(ignored);
-  const auto aborted = std::make_error_code(std::errc::operation_canceled);
   for (auto* q : {&flushed_, &unflushed_}) {
     std::deque<QueuedWrite> fail = std::move(*q);
     q->clear();
     for (auto& w : fail) {
-      pendingBytes_ -= w.remaining;
-      if (w.listener != nullptr) w.listener->operationComplete(aborted);
+      pendingBytes_.store(pendingBytes_.load(std::memory_order_relaxed) - w.remaining,
+                          std::memory_order_relaxed);
+      if (w.listener != nullptr) w.listener->operationComplete(ChannelErrc::closedBeforeWritten);
     }
   }
   if (active_) pipeline().fireChannelInactive();

@@ -39,6 +39,14 @@ class IllegalArgumentError : public Error {
   using Error::Error;
 };
 
+/// An operation that cannot be done in the object's current state or from the calling thread (a
+/// loop thread asking its own group to shut down, which would join itself; a pipeline changed off
+/// its channel's loop).
+class IllegalStateError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// Ill-formed text in a strict decode or encode. offset() is the byte (or code unit) offset of the
 /// first ill-formed unit, relative to the start of the input that was passed in.
 class Utf8Error : public Error {

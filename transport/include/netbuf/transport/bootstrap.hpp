@@ -1,22 +1,30 @@
 #pragma once
-// ServerBootstrap and Bootstrap: listen for and open TCP connections (Netty's classes of the same
-// names).
+// ServerBootstrap and Bootstrap: listen for and open stream connections, TCP or Unix domain
+// (Netty's classes of the same names).
 //
 //     EventLoopGroup group(4);
 //     auto server = ServerBootstrap()
 //                       .group(group)
-//                       .childInitializer([](SocketChannel& ch) {
+//                       .childHandler([](SocketChannel& ch) {
 //                         ch.pipeline().addLast("echo", std::make_unique<EchoHandler>());
 //                       })
 //                       .bind("127.0.0.1", 0);          // port 0: any free port
 //     unsigned short port = server->port();
+//
+//     auto ch = Bootstrap().group(group).handler(init).connect("127.0.0.1", port);   // blocking
+//
+// One naming scheme for both: handler() builds the pipeline of the channel the bootstrap makes
+// (the ServerChannel for ServerBootstrap, the SocketChannel for Bootstrap); childHandler() and
+// childOptions() are for the connections a server accepts; options() for the one a client opens.
 //
 // Accepting: by default one acceptor, on one loop of the group, hands each accepted socket to the
 // next loop of the group (round robin), where its SocketChannel is built, initialised and started.
 // acceptorPerLoop(true) binds one SO_REUSEPORT acceptor per loop instead (the kernel spreads the
 // connections). docs/transport.md has the measurement behind the default.
 //
-// Bootstrap connects: resolve, connect with a timeout, then the same SocketChannel and initializer.
+// Bootstrap connects: resolve, connect with a timeout, then the same SocketChannel and handler.
+// bindUnix/connectUnix do the same over a Unix domain stream socket (same pipeline, no TCP
+// options).
 
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
@@ -24,41 +32,13 @@
 #include <functional>
 #include <memory>
 #include <netbuf/transport/event_loop.hpp>
+#include <netbuf/transport/server_channel.hpp>
 #include <netbuf/transport/socket_channel.hpp>
 #include <string>
 #include <system_error>
 #include <vector>
 
 namespace netbuf {
-
-/// A listening socket made by ServerBootstrap::bind. Destroying it stops accepting (accepted
-/// channels stay open: closeChildren() closes them). Destroy it before its EventLoopGroup (its
-/// acceptor belongs to one of the group's io_contexts).
-class ServerChannel {
- public:
-  ~ServerChannel();
-  ServerChannel(const ServerChannel&) = delete;
-  ServerChannel& operator=(const ServerChannel&) = delete;
-
-  boost::asio::ip::tcp::endpoint localEndpoint() const;
-  unsigned short port() const { return localEndpoint().port(); }
-  /// Stops accepting; waits until the acceptor is closed. Callable from any thread (from a loop
-  /// thread it does not wait). Idempotent.
-  void close();
-  /// Closes every accepted channel that is still open (each on its own loop).
-  void closeChildren();
-  /// Connections accepted so far / accepted and still open.
-  std::size_t acceptedCount() const noexcept;
-  std::size_t openChildren() const;
-
-  struct State;  // shared with the acceptor's pending operation
-
- private:
-  friend class ServerBootstrap;
-  explicit ServerChannel(std::vector<std::shared_ptr<State>> states) : states_(std::move(states)) {}
-  void closeOne(const std::shared_ptr<State>& state);
-  std::vector<std::shared_ptr<State>> states_;  // one per acceptor
-};
 
 class ServerBootstrap {
  public:
@@ -67,13 +47,18 @@ class ServerBootstrap {
     group_ = &group;
     return *this;
   }
-  ServerBootstrap& childOptions(const ChannelOptions& options) {
-    childOptions_ = options;
+  /// Builds the server channel's own pipeline (see server_channel.hpp), before channelActive.
+  ServerBootstrap& handler(ServerChannel::Initializer init) {
+    handler_ = std::move(init);
     return *this;
   }
   /// Builds each accepted channel's pipeline (runs on the channel's loop, before channelActive).
-  ServerBootstrap& childInitializer(SocketChannel::Initializer init) {
-    init_ = std::move(init);
+  ServerBootstrap& childHandler(SocketChannel::Initializer init) {
+    childHandler_ = std::move(init);
+    return *this;
+  }
+  ServerBootstrap& childOptions(const ChannelOptions& options) {
+    childOptions_ = options;
     return *this;
   }
   ServerBootstrap& backlog(int backlog) {
@@ -87,7 +72,7 @@ class ServerBootstrap {
   /// One acceptor per loop, all bound to the same port with SO_REUSEPORT, each keeping the
   /// connections it accepts on its own loop (the kernel spreads connections over them), instead of
   /// the default single acceptor handing sockets out round robin. `netbuf bench accept` measures
-  /// both (docs/transport.md).
+  /// both (docs/transport.md). TCP only.
   ServerBootstrap& acceptorPerLoop(bool on) {
     acceptorPerLoop_ = on;
     return *this;
@@ -95,12 +80,21 @@ class ServerBootstrap {
   /// Listens on address:port (IPv4 or IPv6 literal; port 0 picks a free port) and starts
   /// accepting. Throws std::system_error when the socket cannot be bound, IllegalStateError
   /// without a group.
-  std::unique_ptr<ServerChannel> bind(const std::string& address, unsigned short port);
+  std::shared_ptr<ServerChannel> bind(const std::string& address, unsigned short port);
+  /// Listens on a Unix domain stream socket at path (a stale socket file there is removed first;
+  /// the path is removed again when the server stops accepting). A path starting with '@' names
+  /// an abstract socket (Linux: no file). Throws std::system_error.
+  std::shared_ptr<ServerChannel> bindUnix(const std::string& path);
 
  private:
+  template <class Endpoint>
+  std::shared_ptr<ServerChannel> listen(const Endpoint& endpoint, const std::string& what,
+                                        const std::string& unixPath);
+
   EventLoopGroup* group_ = nullptr;
+  ServerChannel::Initializer handler_;
+  SocketChannel::Initializer childHandler_;
   ChannelOptions childOptions_;
-  SocketChannel::Initializer init_;
   int backlog_ = boost::asio::socket_base::max_listen_connections;
   bool reuseAddress_ = true;
   bool acceptorPerLoop_ = false;
@@ -114,13 +108,13 @@ class Bootstrap {
     group_ = &group;
     return *this;
   }
-  Bootstrap& options(const ChannelOptions& options) {
-    options_ = options;
-    return *this;
-  }
   /// Builds the channel's pipeline once connected (on its loop, before channelActive).
   Bootstrap& handler(SocketChannel::Initializer init) {
-    init_ = std::move(init);
+    handler_ = std::move(init);
+    return *this;
+  }
+  Bootstrap& options(const ChannelOptions& options) {
+    options_ = options;
     return *this;
   }
   Bootstrap& connectTimeout(std::chrono::milliseconds timeout) {
@@ -131,13 +125,16 @@ class Bootstrap {
   /// is active, or done(nullptr, error) (std::errc::timed_out after the timeout).
   void connect(const std::string& host, unsigned short port, ConnectHandler done);
   /// Blocking form for threads that are not loop threads: the active channel, or throws
-  /// std::system_error.
+  /// std::system_error. The channel is safe to use from the calling thread (Channel's rule).
   std::shared_ptr<SocketChannel> connect(const std::string& host, unsigned short port);
+  /// The same over a Unix domain stream socket ('@name': an abstract socket).
+  void connectUnix(const std::string& path, ConnectHandler done);
+  std::shared_ptr<SocketChannel> connectUnix(const std::string& path);
 
  private:
   EventLoopGroup* group_ = nullptr;
   ChannelOptions options_;
-  SocketChannel::Initializer init_;
+  SocketChannel::Initializer handler_;
   std::chrono::milliseconds connectTimeout_{30000};
 };
 

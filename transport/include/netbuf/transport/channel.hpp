@@ -10,12 +10,28 @@
 //     static const AttributeKey<int> kUserId{"userId"};
 //     channel.attr(kUserId) = 42;
 //
-// Threading: all of a channel's methods are called on its executor's thread.
+// Threading (Netty's rule): a channel's handlers run on its executor's thread (its event loop),
+// one event at a time. The outbound operations below -- write, writeAndFlush, flush, close,
+// setAutoRead -- may be called from ANY thread: on the loop they run at once; from another thread
+// they are handed to the loop as one task each, run in the order each calling thread made them
+// (the loop's queue is FIFO), and a WriteListener given with such a write is notified on the loop.
+// When the loop has shut down, such a write fails its listener with ChannelErrc::rejected (the
+// message is released) and the other operations do nothing. isOpen, isActive, isWritable,
+// isAutoRead, the addresses and attr/findAttr may be asked from any thread. The pipeline itself
+// (adding, removing, looking up handlers, firing inbound events) belongs to the loop: from another
+// thread those calls throw IllegalStateError (run them with executor().execute()).
+//
+// Ownership: a channel whose operations may be called from other threads is held by a
+// std::shared_ptr (SocketChannel always is): a task handed to the loop holds the channel until it
+// has run. A channel used only on its loop (EmbeddedChannel) may live anywhere.
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <netbuf/buffer/byte_buf_allocator.hpp>
+#include <netbuf/transport/channel_error.hpp>
 #include <netbuf/transport/channel_executor.hpp>
 #include <netbuf/transport/channel_handler.hpp>
 #include <netbuf/transport/channel_pipeline.hpp>
@@ -32,15 +48,52 @@ struct AttributeKey {
   const char* name;
 };
 
-class Channel {
+class Channel;
+
+namespace detail {
+/// An outbound operation handed to a channel's loop from another thread: a write (and flush), a
+/// flush or a close, entering at the pipeline's tail or at one handler context. It holds the
+/// channel until it has run; destroying it without running it fails the write's listener with
+/// ChannelErrc::rejected (a loop that shut down drops its queued tasks) and releases the message.
+struct OutboundTask {
+  enum class Kind : std::uint8_t { Write, WriteAndFlush, Flush, Close };
+
+  OutboundTask(std::shared_ptr<Channel> ch, ChannelHandlerContext* ctx, std::uint64_t ctxId,
+               Kind k, Message m, WriteListener* l) noexcept
+      : channel(std::move(ch)), context(ctx), contextId(ctxId), kind(k), msg(std::move(m)),
+        listener(l) {}
+  OutboundTask(OutboundTask&& o) noexcept
+      : channel(std::move(o.channel)), context(o.context), contextId(o.contextId), kind(o.kind),
+        msg(std::move(o.msg)), listener(std::exchange(o.listener, nullptr)) {}
+  OutboundTask& operator=(OutboundTask&&) = delete;
+  ~OutboundTask();
+
+  void operator()();
+
+  std::shared_ptr<Channel> channel;
+  ChannelHandlerContext* context;  // nullptr: the pipeline's tail
+  std::uint64_t contextId;         // context's id when it was handed over (see run())
+  Kind kind;
+  Message msg;
+  WriteListener* listener;  // notified exactly once (run, or rejected), then nulled
+};
+}  // namespace detail
+
+class Channel : public std::enable_shared_from_this<Channel> {
  public:
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
   virtual ~Channel();
 
+  /// Loop thread only (see the header comment).
   ChannelPipeline& pipeline() noexcept { return pipeline_; }
   ByteBufAllocator& alloc() const noexcept { return *alloc_; }
-  virtual ChannelExecutor& executor() noexcept = 0;
+  /// The executor that runs the channel's handlers (its event loop).
+  ChannelExecutor& executor() const noexcept { return *executor_; }
+  /// True on the channel's loop thread, where operations run at once.
+  bool inEventLoop() const noexcept {
+    return detail::tCurrentExecutor == executor_ || inEventLoopSlow();
+  }
 
   virtual bool isOpen() const noexcept = 0;
   virtual bool isActive() const noexcept = 0;
@@ -49,44 +102,72 @@ class Channel {
   virtual bool isWritable() const noexcept { return true; }
   /// Whether the channel reads on its own (Netty's ChannelConfig.isAutoRead). A handler turns it
   /// off to stop taking input it cannot process yet (backpressure) and back on when it can.
-  bool isAutoRead() const noexcept { return autoRead_; }
+  bool isAutoRead() const noexcept { return autoRead_.load(std::memory_order_relaxed); }
   /// A SocketChannel stops reading after the pending read when turned off and starts a read when
-  /// turned on; channels fed by hand (EmbeddedChannel) only record the flag.
-  void setAutoRead(bool on) {
-    autoRead_ = on;
-    onAutoReadChanged();
-  }
+  /// turned on; channels fed by hand (EmbeddedChannel) only record the flag. Any thread (from
+  /// another thread the change is made on the loop, so isAutoRead() shows it a little later).
+  void setAutoRead(bool on);
   virtual std::string localAddress() const = 0;
   virtual std::string remoteAddress() const = 0;
 
-  // ---- outbound, through the whole pipeline
+  // ---- outbound, through the whole pipeline (any thread; see the header comment)
   void write(Message msg, WriteListener* listener = nullptr) {
-    pipeline_.write(std::move(msg), listener);
+    if (inEventLoop()) [[likely]] {
+      pipeline_.writeFromTail(std::move(msg), listener);
+    } else {
+      submitOutbound(nullptr, 0, detail::OutboundTask::Kind::Write, std::move(msg), listener);
+    }
   }
   template <class T, std::enable_if_t<!std::is_same_v<std::decay_t<T>, Message>, int> = 0>
   void write(T&& msg, WriteListener* listener = nullptr) {
-    pipeline_.write(Message(std::forward<T>(msg)), listener);
+    write(Message(std::forward<T>(msg)), listener);
   }
-  void flush() { pipeline_.flush(); }
-  template <class T>
+  void flush() {
+    if (inEventLoop()) [[likely]] {
+      pipeline_.flushFromTail();
+    } else {
+      submitOutbound(nullptr, 0, detail::OutboundTask::Kind::Flush, Message(), nullptr);
+    }
+  }
+  /// write() then flush(); from another thread, one task for both.
+  void writeAndFlush(Message msg, WriteListener* listener = nullptr) {
+    if (inEventLoop()) [[likely]] {
+      pipeline_.writeFromTail(std::move(msg), listener);
+      pipeline_.flushFromTail();
+    } else {
+      submitOutbound(nullptr, 0, detail::OutboundTask::Kind::WriteAndFlush, std::move(msg),
+                     listener);
+    }
+  }
+  template <class T, std::enable_if_t<!std::is_same_v<std::decay_t<T>, Message>, int> = 0>
   void writeAndFlush(T&& msg, WriteListener* listener = nullptr) {
-    write(std::forward<T>(msg), listener);
-    flush();
+    writeAndFlush(Message(std::forward<T>(msg)), listener);
   }
-  void close() { pipeline_.close(); }
+  void close() {
+    if (inEventLoop()) [[likely]] {
+      pipeline_.closeFromTail();
+    } else {
+      submitOutbound(nullptr, 0, detail::OutboundTask::Kind::Close, Message(), nullptr);
+    }
+  }
 
-  /// The attribute for key, default-constructed on first use.
+  /// The attribute for key, default-constructed on first use. The lookup (and the creation) may
+  /// happen on any thread; the value is the caller's to synchronise when several threads use it
+  /// (make T an atomic type, or touch it on the loop only). The reference stays valid as long as
+  /// the channel.
   template <class T>
   T& attr(const AttributeKey<T>& key) {
+    std::lock_guard<std::mutex> lock(attrsMutex_);
     for (auto& a : attrs_) {
       if (a.key == &key) return static_cast<Attr<T>&>(*a.value).value;
     }
     attrs_.push_back({&key, std::make_unique<Attr<T>>()});
     return static_cast<Attr<T>&>(*attrs_.back().value).value;
   }
-  /// The attribute for key, or nullptr when it was never set.
+  /// The attribute for key, or nullptr when it was never set. Any thread, as attr().
   template <class T>
   T* findAttr(const AttributeKey<T>& key) noexcept {
+    std::lock_guard<std::mutex> lock(attrsMutex_);
     for (auto& a : attrs_) {
       if (a.key == &key) return &static_cast<Attr<T>&>(*a.value).value;
     }
@@ -94,13 +175,16 @@ class Channel {
   }
 
  protected:
-  explicit Channel(ByteBufAllocator& alloc = ByteBufAllocator::defaultAllocator())
-      : alloc_(&alloc), pipeline_(*this) {}
+  explicit Channel(ChannelExecutor& executor,
+                   ByteBufAllocator& alloc = ByteBufAllocator::defaultAllocator())
+      : alloc_(&alloc), executor_(&executor), pipeline_(*this) {}
 
-  /// Called after setAutoRead() changed the flag (or set it again).
+  /// Called on the loop after setAutoRead() changed the flag (or set it again).
   virtual void onAutoReadChanged() {}
+  /// Sets the flag alone (for constructors: no hook, no thread check).
+  void setAutoReadFlag(bool on) noexcept;
 
-  /// The head's side of the outbound operations (Netty's Channel.Unsafe).
+  /// The head's side of the outbound operations (Netty's Channel.Unsafe). Loop thread.
   virtual void doWrite(Message msg, WriteListener* listener) = 0;
   virtual void doFlush() = 0;
   virtual void doClose() = 0;
@@ -110,12 +194,20 @@ class Channel {
   /// then the channel is closed.
   virtual void onUnhandledException(std::exception_ptr error) noexcept;
 
+  /// Hands an outbound task to the loop (the off-loop path of write/flush/close). Throws
+  /// RejectedExecutionError when the loop has shut down (the task is then left untouched). The
+  /// default wraps the task for executor().execute(); a channel on an EventLoop posts it as is.
+  virtual void submit(detail::OutboundTask& task);
+
   /// Removes every handler now (concrete channels call it from their destructors, while the
-  /// channel's own members are still alive for handlerRemoved()).
+  /// channel's own members are still alive for handlerRemoved()). From here on the pipeline may
+  /// be used from the destroying thread: nothing else can reach the channel any more.
   void destroyPipeline() noexcept;
 
  private:
   friend class ChannelPipeline;
+  friend class ChannelHandlerContext;
+  friend struct detail::OutboundTask;
 
   struct AttrBase {
     virtual ~AttrBase() = default;
@@ -129,9 +221,18 @@ class Channel {
     std::unique_ptr<AttrBase> value;
   };
 
+  bool inEventLoopSlow() const noexcept;
+  /// The off-loop path: wraps the operation in an OutboundTask and submit()s it; a rejected write
+  /// fails its listener with ChannelErrc::rejected here (and releases msg).
+  void submitOutbound(ChannelHandlerContext* ctx, std::uint64_t ctxId,
+                      detail::OutboundTask::Kind kind, Message msg, WriteListener* listener);
+
   ByteBufAllocator* alloc_;
-  bool autoRead_ = true;
+  ChannelExecutor* executor_;
+  std::atomic<bool> autoRead_{true};
+  bool destroying_ = false;  // set by destroyPipeline(): the destroying thread owns the channel
   ChannelPipeline pipeline_;
+  std::mutex attrsMutex_;
   std::vector<AttrEntry> attrs_;
 };
 

@@ -39,6 +39,15 @@ class ScheduledTask {
   std::shared_ptr<State> state_;
 };
 
+class ChannelExecutor;
+
+namespace detail {
+/// The executor whose thread this is (EventLoop::run sets it for its thread), or nullptr. It makes
+/// the "am I on this channel's loop?" test of every channel operation one thread-local load and a
+/// compare, with no call into the C library.
+inline thread_local const ChannelExecutor* tCurrentExecutor = nullptr;
+}  // namespace detail
+
 class ChannelExecutor {
  public:
   /// Runs task on the executor's thread, after the tasks submitted before it.

@@ -10,11 +10,15 @@
 //
 // Message types: a handler declares what it takes and produces (inboundIn/inboundOut for reads,
 // outboundIn/outboundOut for writes); ChannelPipeline refuses to link handlers whose types do not
-// match, naming both. An empty MessageTypes means "any". InboundHandler<In, Out> and
-// OutboundHandler<In, Out> below declare them from their template arguments.
+// match, naming both. An empty MessageTypes means "any"; MessageTypes::passThrough() says the
+// handler does not act in that direction at all (it hands every message on untouched), so the
+// check looks past it. InboundHandler<In, Out> and OutboundHandler<In, Out> below declare their
+// direction from their template arguments and pass-through for the other.
 //
 // Exceptions: an exception thrown by an inbound method goes to the same handler's
-// exceptionCaught(); one thrown by write() fails that write (its WriteListener) or, without a
+// exceptionCaught(); one thrown by write() fails that write (its WriteListener gets
+// ChannelErrc::writeFailed, or unsupportedMessageType for a MessageTypeError) and goes on to the
+// channel's unhandled-exception path (a socket channel logs it and closes) or, without a
 // listener, goes to exceptionCaught(). An exception reaching the tail is handled by the channel
 // (logged and the channel closed, for a socket).
 
@@ -29,8 +33,10 @@ namespace netbuf {
 
 class ChannelHandlerContext;
 
-/// Notified once when a write completes (ec empty) or fails. Owned by the caller, who keeps it
-/// alive until notified: writes cost no allocation for their completion.
+/// Notified once when a write completes (ec empty) or fails (a ChannelErrc, or the socket's
+/// error). Owned by the caller, who keeps it alive until notified: writes cost no allocation for
+/// their completion. Notified on the channel's loop thread, possibly before the flush() that sent
+/// the bytes returns.
 class WriteListener {
  public:
   virtual ~WriteListener() = default;
@@ -41,6 +47,14 @@ class WriteListener {
 struct MessageTypes {
   const std::type_info* const* types = nullptr;
   std::size_t count = 0;
+  /// The handler passes every message of this direction on untouched (see passThrough()).
+  bool transparent = false;
+
+  /// Declared by a handler that does not act in a direction (an encoder, inbound; a decoder,
+  /// outbound; an observer such as LoggingHandler, both): the type check skips it.
+  static constexpr MessageTypes passThrough() noexcept { return {nullptr, 0, true}; }
+  bool isPassThrough() const noexcept { return transparent; }
+  /// Any message (declared as nothing, or pass-through).
   bool any() const noexcept { return count == 0; }
   bool contains(const std::type_info& t) const noexcept {
     for (std::size_t i = 0; i < count; ++i) {
@@ -102,6 +116,8 @@ class InboundHandler : public ChannelHandler {
   void channelRead(ChannelHandlerContext& ctx, Message msg) final;
   MessageTypes inboundIn() const noexcept override { return typesOf<In>(); }
   MessageTypes inboundOut() const noexcept override { return typesOf<Out>(); }
+  MessageTypes outboundIn() const noexcept override { return MessageTypes::passThrough(); }
+  MessageTypes outboundOut() const noexcept override { return MessageTypes::passThrough(); }
 };
 
 /// A handler for outbound messages of type In, producing Out. writeMessage() gets each In;
@@ -112,6 +128,8 @@ class OutboundHandler : public ChannelHandler {
   virtual void writeMessage(ChannelHandlerContext& ctx, In msg, WriteListener* listener) = 0;
 
   void write(ChannelHandlerContext& ctx, Message msg, WriteListener* listener) final;
+  MessageTypes inboundIn() const noexcept override { return MessageTypes::passThrough(); }
+  MessageTypes inboundOut() const noexcept override { return MessageTypes::passThrough(); }
   MessageTypes outboundIn() const noexcept override { return typesOf<In>(); }
   MessageTypes outboundOut() const noexcept override { return typesOf<Out>(); }
 };

@@ -5,8 +5,16 @@
 //
 // Lifetime: a context lives as long as its handler is in the pipeline, and a little longer when
 // the handler is removed while an event is passing through it: the removed context keeps its links
-// so the event in flight can still move on, and is destroyed once the pipeline is idle. Contexts
-// belong to the channel's thread; so do all their methods.
+// so the event in flight can still move on, and is destroyed once the pipeline is idle.
+//
+// Threading: contexts belong to the channel's loop thread. The outbound operations (write, flush,
+// writeAndFlush, close) may also be called from another thread, as Channel's may: they are handed
+// to the loop and run there from this context, in the caller's order; if the handler was removed
+// in the meantime, a write fails its listener with ChannelErrc::handlerRemoved and a flush or a
+// close is done from the pipeline's tail instead. Another thread may use a context only while its
+// handler is in the pipeline (a removed context is destroyed once the loop is idle); where
+// handlers come and go, write through the Channel, which its shared_ptr keeps alive. Firing
+// inbound events off the loop throws IllegalStateError.
 
 #include <cstdint>
 #include <exception>
@@ -21,6 +29,9 @@ namespace netbuf {
 
 class Channel;
 class ChannelPipeline;
+namespace detail {
+struct OutboundTask;
+}  // namespace detail
 
 class ChannelHandlerContext {
  public:
@@ -56,19 +67,28 @@ class ChannelHandlerContext {
     write(Message(std::forward<T>(msg)), listener);
   }
   void flush();
-  template <class T>
+  void writeAndFlush(Message msg, WriteListener* listener = nullptr);
+  template <class T, std::enable_if_t<!std::is_same_v<std::decay_t<T>, Message>, int> = 0>
   void writeAndFlush(T&& msg, WriteListener* listener = nullptr) {
-    write(std::forward<T>(msg), listener);
-    flush();
+    writeAndFlush(Message(std::forward<T>(msg)), listener);
   }
   void close();
 
  private:
   friend class ChannelPipeline;
 
+  friend struct detail::OutboundTask;
+
   ChannelHandlerContext(ChannelPipeline& pipeline, std::string name,
-                        std::unique_ptr<ChannelHandler> handler)
-      : pipeline_(&pipeline), name_(std::move(name)), handler_(std::move(handler)) {}
+                        std::unique_ptr<ChannelHandler> handler, std::uint64_t id)
+      : pipeline_(&pipeline), name_(std::move(name)), handler_(std::move(handler)), id_(id) {}
+
+  /// True on the channel's loop thread; the inbound fire* methods throw IllegalStateError
+  /// naming `what` elsewhere.
+  bool inLoop() const noexcept;
+  void checkInboundInLoop(const char* what) const;
+  /// The off-loop path of the outbound operations (hands them to the loop).
+  void submit(int kind, Message msg, WriteListener* listener);
 
   // Calls into this context's handler, catching what it throws (see channel_handler.hpp).
   void invokeChannelActive() noexcept;
@@ -89,6 +109,7 @@ class ChannelHandlerContext {
   // context keeps its last neighbours (so an event in flight through it can continue).
   ChannelHandlerContext* prev_ = nullptr;
   ChannelHandlerContext* next_ = nullptr;
+  std::uint64_t id_;  // unique in the pipeline: tells a live context from a reused address
   bool removed_ = false;
 };
 

@@ -11,13 +11,24 @@
 //
 // Handlers may be added, removed and replaced at any time, also from inside a handler while events
 // flow (a removed handler's context stays usable until the event in flight has passed; the handler
-// is destroyed afterwards). Adding checks message types: a handler whose declared input does not
-// match its neighbour's declared output is refused with IllegalArgumentError naming both handlers
-// and both types. Names are unique within a pipeline.
+// is destroyed afterwards). Names are unique within a pipeline.
 //
-// Threading: a pipeline belongs to its channel's thread. Call its methods there (from a handler,
-// or through channel.executor().execute()).
+// Type check: adding (or replacing) a handler checks the message types along the whole chain, not
+// only its immediate neighbours. Inbound, the handler's declared input must accept what the
+// nearest handler before it that acts inbound produces, and its output what the nearest one after
+// it takes; handlers that only act outbound (encoders, OutboundHandler) declare themselves pass-
+// through inbound and are skipped, and the other way round for the outbound direction. A mismatch
+// is refused with IllegalArgumentError naming both handlers and both types, as written in C++
+// (std::string, not its mangled expansion). A handler that declares nothing (a plain
+// ChannelHandler) may produce anything: the check accepts whatever follows it.
+//
+// Threading: a pipeline belongs to its channel's loop thread. Building and querying it (add*,
+// remove, replace, get, context, names) and firing inbound events from another thread throw
+// IllegalStateError; run that code on the loop (from a handler, or through
+// channel.executor().execute()). write/flush/close are the channel's and may be called from any
+// thread (Channel::write).
 
+#include <cstdint>
 #include <memory>
 #include <netbuf/transport/channel_handler.hpp>
 #include <netbuf/transport/channel_handler_context.hpp>
@@ -30,6 +41,9 @@
 namespace netbuf {
 
 class Channel;
+namespace detail {
+struct OutboundTask;
+}  // namespace detail
 
 class ChannelPipeline {
  public:
@@ -64,12 +78,12 @@ class ChannelPipeline {
                            std::unique_ptr<ChannelHandler> handler);
 
   /// The named handler or context, or nullptr.
-  ChannelHandler* get(std::string_view name) noexcept;
-  ChannelHandlerContext* context(std::string_view name) noexcept;
+  ChannelHandler* get(std::string_view name);
+  ChannelHandlerContext* context(std::string_view name);
   /// Handler names, head to tail.
   std::vector<std::string> names() const;
 
-  // ---- inbound events, entering at the head (called by the channel)
+  // ---- inbound events, entering at the head (called by the channel; loop thread)
   void fireChannelActive();
   void fireChannelInactive();
   void fireChannelRead(Message msg);
@@ -78,7 +92,7 @@ class ChannelPipeline {
   void fireUserEventTriggered(Message event);
   void fireChannelWritabilityChanged();
 
-  // ---- outbound operations, entering at the tail (what Channel::write etc. call)
+  // ---- outbound operations, entering at the tail: Channel::write, flush and close (any thread)
   void write(Message msg, WriteListener* listener = nullptr);
   void flush();
   void close();
@@ -107,6 +121,7 @@ class ChannelPipeline {
  private:
   friend class ChannelHandlerContext;
   friend class Channel;
+  friend struct detail::OutboundTask;
   class HeadHandler;
   class TailHandler;
 
@@ -117,6 +132,15 @@ class ChannelPipeline {
   static void channelUnhandledMessage(Channel& ch, Message msg) noexcept;
   static void channelUnhandledException(Channel& ch, std::exception_ptr error) noexcept;
 
+  /// Throws IllegalStateError naming `what` unless called on the channel's loop.
+  void checkInLoop(const char* what) const;
+  // The tail entry points behind Channel::write/flush/close (loop thread, unchecked).
+  void writeFromTail(Message msg, WriteListener* listener);
+  void flushFromTail();
+  void closeFromTail();
+  /// The live context with this address and id, or nullptr (removed since it was handed out).
+  ChannelHandlerContext* findLive(const ChannelHandlerContext* ctx, std::uint64_t id) const noexcept;
+
   ChannelHandlerContext* find(std::string_view name) const noexcept;
   ChannelHandlerContext& findOrThrow(std::string_view name) const;
   void checkNewName(const std::string& name) const;
@@ -126,8 +150,10 @@ class ChannelPipeline {
   void unlink(ChannelHandlerContext& ctx);
   /// Removes every user handler, tail to head (handlerRemoved on each), and destroys them.
   void clear() noexcept;
-  void checkLink(const ChannelHandlerContext& producer,
-                 const ChannelHandlerContext& consumer) const;
+  /// Checks ctx, about to sit between prev and next, against the handlers its messages reach in
+  /// both directions (pass-through handlers skipped).
+  void checkLinks(const ChannelHandlerContext* prev, const ChannelHandlerContext& ctx,
+                  const ChannelHandlerContext* next) const;
 
   Channel* channel_;
   ChannelHandlerContext* head_;
@@ -138,6 +164,7 @@ class ChannelPipeline {
   std::vector<std::unique_ptr<ChannelHandlerContext>> removed_;
   int depth_ = 0;
   std::uint64_t unhandled_ = 0;
+  std::uint64_t nextContextId_ = 1;  // ids of contexts (unique in this pipeline, never reused)
 };
 
 }  // namespace netbuf

@@ -6,18 +6,25 @@
 //     pipeline.addLast("text", std::make_unique<DecoderChannelHandler<StringDecoder>>());
 //     pipeline.addLast("out", std::make_unique<EncoderChannelHandler<StringEncoder>>());
 //
-// DecoderChannelHandler<Codec> wraps codec/codec_handler.hpp's DecoderHandler: a byte-stream
-// decoder (ByteToMessageDecoder) takes any buffer type (ByteBuf, CompositeByteBuf, AnyByteBuf), a
-// message decoder exactly its InputType; other messages pass through untouched. Its declared types
-// (for the pipeline's link check) are those inputs and the codec's OutputType. Decoding errors are
-// fired as exceptionCaught between the messages decoded before and after them; at channelInactive
-// the decoder's last messages (decodeLast) are fired before the inactive event.
+// Bytes are bytes: a codec whose input is a buffer type takes every buffer type. A byte-stream
+// decoder (ByteToMessageDecoder) and a codec whose InputType is AnyByteBuf (StringDecoder,
+// LengthFieldPrepender, ...) take ByteBuf, CompositeByteBuf and AnyByteBuf alike (wrapped into an
+// AnyByteBuf, no copy); a codec whose InputType is ByteBuf takes the three too (a composite is made
+// contiguous, the one copy). So a plain ByteBuf written by a handler is framed by a prepender like
+// any other buffer, never passed by unframed. Other messages pass through untouched.
 //
-// EncoderChannelHandler<Codec> encodes each outbound InputType message and writes the resulting
+// DecoderChannelHandler<Codec> wraps codec/codec_handler.hpp's DecoderHandler. Its declared types
+// (for the pipeline's link check) are those inputs and the codec's OutputType inbound, and
+// pass-through outbound. Decoding errors are fired as exceptionCaught between the messages decoded
+// before and after them; at channelInactive the decoder's last messages (decodeLast) are fired
+// before the inactive event.
+//
+// EncoderChannelHandler<Codec> encodes each outbound input message and writes the resulting
 // buffers in order; the write's listener is attached to the last buffer (an encoder that produces
-// nothing completes it at once). Other messages pass through.
+// nothing completes it at once). Declared: its inputs outbound, pass-through inbound.
 
 #include <exception>
+#include <optional>
 #include <netbuf/codec/codec_handler.hpp>
 #include <netbuf/transport/channel_handler.hpp>
 #include <type_traits>
@@ -25,6 +32,42 @@
 #include <vector>
 
 namespace netbuf {
+
+namespace detail {
+
+/// Whether a codec input of type In takes every buffer type (see the header comment).
+template <class In>
+inline constexpr bool kTakesAnyBuffer =
+    std::is_same_v<In, AnyByteBuf> || std::is_same_v<In, ByteBuf>;
+
+/// msg as an In, if it is one or (for buffer inputs) any buffer type; an empty optional otherwise
+/// (msg untouched).
+template <class In>
+std::optional<In> takeInput(Message& msg) {
+  if constexpr (std::is_same_v<In, AnyByteBuf>) {
+    if (msg.is<AnyByteBuf>()) return msg.take<AnyByteBuf>();
+    if (msg.is<ByteBuf>()) return AnyByteBuf(msg.take<ByteBuf>());
+    if (msg.is<CompositeByteBuf>()) return AnyByteBuf(msg.take<CompositeByteBuf>());
+  } else if constexpr (std::is_same_v<In, ByteBuf>) {
+    if (msg.is<ByteBuf>()) return msg.take<ByteBuf>();
+    if (msg.is<AnyByteBuf>()) return toContiguous(msg.take<AnyByteBuf>());
+    if (msg.is<CompositeByteBuf>()) return toContiguous(AnyByteBuf(msg.take<CompositeByteBuf>()));
+  } else {
+    if (msg.is<In>()) return msg.take<In>();
+  }
+  return std::nullopt;
+}
+
+template <class In>
+constexpr MessageTypes inputTypes() noexcept {
+  if constexpr (kTakesAnyBuffer<In>) {
+    return kByteMessages;
+  } else {
+    return typesOf<In>();
+  }
+}
+
+}  // namespace detail
 
 template <class Codec>
 class DecoderChannelHandler : public ChannelHandler {
@@ -46,7 +89,7 @@ class DecoderChannelHandler : public ChannelHandler {
       if (msg.is<CompositeByteBuf>())
         return handler_.channelRead(ctx, msg.take<CompositeByteBuf>());
     } else {
-      if (msg.is<InputType>()) return handler_.channelRead(ctx, msg.take<InputType>());
+      if (auto in = detail::takeInput<InputType>(msg)) return handler_.channelRead(ctx, *std::move(in));
     }
     ctx.fireChannelRead(std::move(msg));
   }
@@ -55,14 +98,10 @@ class DecoderChannelHandler : public ChannelHandler {
   }
   void channelInactive(ChannelHandlerContext& ctx) override { handler_.channelInactive(ctx); }
 
-  MessageTypes inboundIn() const noexcept override {
-    if constexpr (kTakesBytes) {
-      return kByteMessages;
-    } else {
-      return typesOf<InputType>();
-    }
-  }
+  MessageTypes inboundIn() const noexcept override { return detail::inputTypes<InputType>(); }
   MessageTypes inboundOut() const noexcept override { return typesOf<OutputType>(); }
+  MessageTypes outboundIn() const noexcept override { return MessageTypes::passThrough(); }
+  MessageTypes outboundOut() const noexcept override { return MessageTypes::passThrough(); }
 
  private:
   DecoderHandler<Codec> handler_;
@@ -79,12 +118,13 @@ class EncoderChannelHandler : public ChannelHandler {
   Codec& codec() noexcept { return codec_; }
 
   void write(ChannelHandlerContext& ctx, Message msg, WriteListener* listener) override {
-    if (!msg.is<InputType>()) return ctx.write(std::move(msg), listener);
+    std::optional<InputType> in = detail::takeInput<InputType>(msg);
+    if (!in) return ctx.write(std::move(msg), listener);
     struct Clear {
       std::vector<AnyByteBuf>& v;
       ~Clear() { v.clear(); }
     } clear{out_};
-    codec_.write(msg.take<InputType>(), out_);  // an EncoderError fails this write
+    codec_.write(*std::move(in), out_);  // an EncoderError fails this write
     if (out_.empty()) {
       if (listener != nullptr) listener->operationComplete({});
       return;
@@ -93,7 +133,9 @@ class EncoderChannelHandler : public ChannelHandler {
       ctx.write(std::move(out_[i]), i + 1 == out_.size() ? listener : nullptr);
   }
 
-  MessageTypes outboundIn() const noexcept override { return typesOf<InputType>(); }
+  MessageTypes inboundIn() const noexcept override { return MessageTypes::passThrough(); }
+  MessageTypes inboundOut() const noexcept override { return MessageTypes::passThrough(); }
+  MessageTypes outboundIn() const noexcept override { return detail::inputTypes<InputType>(); }
   MessageTypes outboundOut() const noexcept override { return typesOf<AnyByteBuf>(); }
 
  private:

@@ -10,7 +10,8 @@
 //
 // It is its own executor, on the calling thread: execute() queues a task, schedule() queues one
 // for a time on a virtual clock; runPendingTasks() runs what is due, advanceTimeBy() moves the
-// clock. writeInbound/writeOutbound/finish run pending tasks themselves.
+// clock. writeInbound/writeOutbound/finish run pending tasks themselves. It is single-threaded:
+// every thread counts as its loop (inEventLoop() is always true), so use it from one thread.
 //
 // Backpressure: setWritable() plays the socket's write buffer (isWritable() and
 // channelWritabilityChanged); setAutoRead() is recorded for the test to check (isAutoRead()), since
@@ -35,13 +36,14 @@
 
 namespace netbuf {
 
-class EmbeddedChannel final : public Channel, public ChannelExecutor {
+class EmbeddedChannel final : public ChannelExecutor, public Channel {
  public:
   /// An open, active channel with an empty pipeline (channelActive has been fired).
   explicit EmbeddedChannel(ByteBufAllocator& alloc = ByteBufAllocator::defaultAllocator());
   /// The handlers are added as "handler0", "handler1"..., then channelActive is fired.
   template <class... H>
-  requires(sizeof...(H) > 0) explicit EmbeddedChannel(std::unique_ptr<H>... handlers) : Channel() {
+  requires(sizeof...(H) > 0) explicit EmbeddedChannel(std::unique_ptr<H>... handlers)
+      : Channel(static_cast<ChannelExecutor&>(*this)) {
     std::size_t i = 0;
     (pipeline().addLast("handler" + std::to_string(i++), std::move(handlers)), ...);
     pipeline().fireChannelActive();
@@ -109,7 +111,6 @@ class EmbeddedChannel final : public Channel, public ChannelExecutor {
   void advanceTimeBy(std::chrono::nanoseconds delta);
 
   // ---- Channel
-  ChannelExecutor& executor() noexcept override { return *this; }
   bool isOpen() const noexcept override { return open_; }
   bool isActive() const noexcept override { return open_; }
   /// True unless setWritable(false): an EmbeddedChannel has no write buffer of its own.

@@ -54,13 +54,6 @@ class RejectedExecutionError : public Error {
   using Error::Error;
 };
 
-/// An operation that cannot be done in the object's current state (e.g. a loop thread asking its
-/// own group to shut down, which would join itself).
-class IllegalStateError : public Error {
- public:
-  using Error::Error;
-};
-
 class EventLoop final : public ChannelExecutor {
  public:
   EventLoop(const EventLoop&) = delete;
@@ -75,7 +68,7 @@ class EventLoop final : public ChannelExecutor {
   /// Position of this loop in its group.
   std::size_t index() const noexcept { return index_; }
   /// True when called from this loop's thread.
-  bool inEventLoop() const noexcept override { return std::this_thread::get_id() == threadId_; }
+  bool inEventLoop() const noexcept override { return detail::tCurrentExecutor == this; }
 
   /// Runs task() on this loop's thread as soon as possible, after the tasks submitted before it
   /// (FIFO per loop). Throws RejectedExecutionError once the loop has shut down.
@@ -169,7 +162,6 @@ class EventLoop final : public ChannelExecutor {
   void run() noexcept;
 
   std::thread thread_;
-  std::thread::id threadId_;  // set before any other thread can see the loop
   std::size_t index_;
   std::atomic<bool> accepting_{true};
   std::atomic<bool> terminated_{false};

@@ -98,6 +98,11 @@ class IdleStateHandler : public ChannelHandler {
   void channelReadComplete(ChannelHandlerContext& ctx) override;
   void write(ChannelHandlerContext& ctx, Message msg, WriteListener* listener) override;
   void flush(ChannelHandlerContext& ctx) override;
+  /// An observer: every message passes on untouched in both directions.
+  MessageTypes inboundIn() const noexcept override { return MessageTypes::passThrough(); }
+  MessageTypes inboundOut() const noexcept override { return MessageTypes::passThrough(); }
+  MessageTypes outboundIn() const noexcept override { return MessageTypes::passThrough(); }
+  MessageTypes outboundOut() const noexcept override { return MessageTypes::passThrough(); }
 
  protected:
   /// Called when an idle check fires. Default: ctx.fireUserEventTriggered(Message(evt)). An

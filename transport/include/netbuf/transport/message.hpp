@@ -15,6 +15,7 @@
 #include <netbuf/buffer/errors.hpp>
 #include <new>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
@@ -27,8 +28,13 @@ class MessageTypeError : public Error {
   using Error::Error;
 };
 
-/// A readable name for a type (demangled), for error messages.
+/// A type's name as it is written in C++, for error messages: demangled, with the standard
+/// library's ABI namespaces and defaulted template arguments dropped and its aliases restored
+/// (`std::string`, `std::vector<int>`, `netbuf::AnyByteBuf`), e.g.
+/// `std::map<std::string, std::vector<int>>`.
 std::string typeName(const std::type_info& type);
+/// The same rewriting of a demangled name (returned as is when it is not a shape it knows).
+std::string readableTypeName(std::string_view demangled);
 
 class Message {
  public:

@@ -232,7 +232,7 @@ class MessagePackRpcServer {
   void install(ChannelPipeline& pipeline);
   /// A ServerBootstrap on group whose channels are install()ed, bound to host:port (0: any free
   /// port). Throws std::system_error when the address cannot be bound.
-  std::unique_ptr<ServerChannel> bind(EventLoopGroup& group, const std::string& host,
+  std::shared_ptr<ServerChannel> bind(EventLoopGroup& group, const std::string& host,
                                       unsigned short port, const ChannelOptions& options = {});
 
   RpcServerStats stats() const noexcept;

@@ -1,5 +1,7 @@
 #pragma once
-// SocketChannel: a TCP connection with a pipeline, on one EventLoop (Netty's NioSocketChannel).
+// SocketChannel: a stream socket connection with a pipeline, on one EventLoop (Netty's
+// NioSocketChannel, and its domain-socket sibling): TCP over IPv4/IPv6, or a Unix domain stream
+// socket. Both are the same class; only the addresses and the TCP options differ.
 //
 // Reading: one async_read_some at a time into a buffer from the channel's allocator, sized
 // adaptively (Netty's AdaptiveRecvByteBufAllocator: a read that fills the buffer grows the next one
@@ -7,12 +9,18 @@
 // maxReadSize). Each read is fired as channelRead(ByteBuf) then channelReadComplete. With autoRead
 // off, no new read is started until it is turned back on.
 //
-// Writing: write() queues (ByteBuf, CompositeByteBuf or AnyByteBuf; anything else fails the write:
-// put an encoder in the pipeline), flush() hands everything queued to the socket as gather writes:
-// up to kMaxIovecs buffers (composites count their components) in one async_write_some, no copy.
-// A write's WriteListener is notified when its last byte has been written, or with an error when
-// the channel closes first; listeners are the caller's objects, so writes allocate nothing for
-// their completion.
+// Writing: write() queues (ByteBuf, CompositeByteBuf or AnyByteBuf; anything else fails the write
+// with ChannelErrc::unsupportedMessageType and a MessageTypeError naming the type: put an encoder in
+// the pipeline). flush() writes at once, as Netty's does: when no earlier write is waiting for the
+// socket, it hands everything queued to the socket in non-blocking gather writes (up to kMaxIovecs
+// buffers per writev; composites count their components; no copy), and only when the socket's
+// buffer is full does it wait for the socket to become writable and go on from there. So a flush
+// in the middle of a long task on the loop sends its bytes then, not when the task ends. A write's
+// WriteListener is notified when its last byte has been handed to the socket (possibly before
+// flush() returns), or with ChannelErrc::closedBeforeWritten when the channel closes first;
+// listeners are the caller's objects, so writes allocate nothing for their completion. One flush
+// makes at most kWriteSpinCount writev calls, then yields to the loop's other work and goes on in
+// a later loop turn (Netty's writeSpinCount).
 //
 // Backpressure: bytes written but not yet on the socket are counted; above the high water mark
 // (default 64 KiB) isWritable() turns false and channelWritabilityChanged fires; below the low
@@ -24,19 +32,28 @@
 // shutdownOutput() half-closes: queued writes are flushed first, then the write side is shut down;
 // reading goes on.
 //
+// Threading: handlers run on the channel's loop. write, flush, writeAndFlush, close,
+// closeGracefully, shutdownOutput, setAutoRead and addCloseListener may be called from any thread
+// (Channel's rule: handed to the loop in the caller's order); isOpen, isActive, isWritable,
+// isOutputShutdown, pendingWriteBytes, the addresses and closeFuture from any thread too.
+// nextReadSize() and the pipeline belong to the loop.
+//
 // Lifetime: channels are held by std::shared_ptr. While open, a started channel is owned by its
 // loop (its shutdown hook holds one), and pending socket operations hold one too, so a channel
 // lives until it is closed and its operations have completed, whoever else lets go; the loop's
-// reference is released by a later loop task, never inside the close. All methods run on the
-// channel's loop thread (use executor().execute() from elsewhere).
+// reference is released by a later loop task, never inside the close.
 
 #include <atomic>
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <netbuf/buffer/any_byte_buf.hpp>
 #include <netbuf/transport/channel.hpp>
 #include <netbuf/transport/event_loop.hpp>
@@ -61,45 +78,72 @@ struct ChannelOptions {
   ByteBufAllocator* allocator = nullptr;  ///< nullptr: the default allocator
 };
 
-class SocketChannel final : public Channel, public std::enable_shared_from_this<SocketChannel> {
+class SocketChannel final : public Channel {
  public:
   static constexpr std::size_t kMaxIovecs = 1024;  // IOV_MAX on Linux
+  /// writev calls one flush makes before it lets the loop run other work (Netty's default).
+  static constexpr int kWriteSpinCount = 16;
 
+  using Socket = boost::asio::generic::stream_protocol::socket;
   /// Called once the channel is registered, before channelActive: builds the pipeline.
   using Initializer = std::function<void(SocketChannel&)>;
 
   /// Wraps a connected socket (opened on loop's io_context). start() must then be called on the
   /// loop thread: it applies the options, runs init, fires channelActive and starts reading.
-  static std::shared_ptr<SocketChannel> create(EventLoop& loop, boost::asio::ip::tcp::socket socket,
+  static std::shared_ptr<SocketChannel> create(EventLoop& loop, Socket socket,
                                                const ChannelOptions& options);
+  static std::shared_ptr<SocketChannel> create(EventLoop& loop, boost::asio::ip::tcp::socket socket,
+                                               const ChannelOptions& options) {
+    return create(loop, Socket(std::move(socket)), options);
+  }
+  static std::shared_ptr<SocketChannel> create(EventLoop& loop,
+                                               boost::asio::local::stream_protocol::socket socket,
+                                               const ChannelOptions& options) {
+    return create(loop, Socket(std::move(socket)), options);
+  }
   void start(const Initializer& init);
   ~SocketChannel() override;
 
-  EventLoop& eventLoop() noexcept { return *loop_; }
-  ChannelExecutor& executor() noexcept override { return *loop_; }
-  /// isOpen() and isActive() may be asked from any thread.
+  std::shared_ptr<SocketChannel> shared_from_this() {
+    return std::static_pointer_cast<SocketChannel>(Channel::shared_from_this());
+  }
+
+  EventLoop& eventLoop() const noexcept { return *loop_; }
   bool isOpen() const noexcept override { return open_.load(std::memory_order_acquire); }
   bool isActive() const noexcept override {
     return open_.load(std::memory_order_acquire) && active_.load(std::memory_order_acquire);
   }
-  bool isWritable() const noexcept override { return writable_; }
-  std::string localAddress() const override;
-  std::string remoteAddress() const override;
-  boost::asio::ip::tcp::endpoint localEndpoint() const;
-  boost::asio::ip::tcp::endpoint remoteEndpoint() const;
+  bool isWritable() const noexcept override { return writable_.load(std::memory_order_relaxed); }
+  /// "127.0.0.1:8080", "[::1]:8080", or a Unix socket's path ("@name" for an abstract one,
+  /// "(unnamed)" for an unbound client end). Taken when the channel is made: any thread.
+  std::string localAddress() const override { return localAddress_; }
+  std::string remoteAddress() const override { return remoteAddress_; }
+  /// True for a Unix domain socket.
+  bool isDomainSocket() const noexcept { return domain_; }
+  /// The TCP endpoints (a default endpoint for a Unix domain socket).
+  boost::asio::ip::tcp::endpoint localEndpoint() const noexcept { return localTcp_; }
+  boost::asio::ip::tcp::endpoint remoteEndpoint() const noexcept { return remoteTcp_; }
 
   /// Flushes what is queued and closes once it has been written (what graceful shutdown does).
   void closeGracefully();
   /// Half-close: flushes what is queued, then shuts the socket's write side down.
   void shutdownOutput();
-  bool isOutputShutdown() const noexcept { return outputShutdown_; }
-  /// Runs fn once the channel has closed (at once if it already has).
+  bool isOutputShutdown() const noexcept { return outputShutdown_.load(std::memory_order_acquire); }
+  /// Runs fn on the loop once the channel has closed (at once if it already has).
   void addCloseListener(std::function<void()> fn);
+  /// Ready once the channel has closed (after channelInactive and the close listeners). Wait on
+  /// it from a thread that is not the channel's loop.
+  std::shared_future<void> closeFuture();
 
   /// Bytes written but not yet handed to the socket (what the water marks compare).
-  std::size_t pendingWriteBytes() const noexcept { return pendingBytes_; }
-  /// The size the next read's buffer will have.
+  std::size_t pendingWriteBytes() const noexcept {
+    return pendingBytes_.load(std::memory_order_relaxed);
+  }
+  /// The size the next read's buffer will have (loop thread).
   std::size_t nextReadSize() const noexcept { return readSizes_[readSizeIndex_]; }
+
+ protected:
+  void submit(detail::OutboundTask& task) override;
 
  private:
   struct QueuedWrite {
@@ -108,8 +152,7 @@ class SocketChannel final : public Channel, public std::enable_shared_from_this<
     WriteListener* listener;
   };
 
-  SocketChannel(EventLoop& loop, boost::asio::ip::tcp::socket socket,
-                const ChannelOptions& options);
+  SocketChannel(EventLoop& loop, Socket socket, const ChannelOptions& options);
 
   void doWrite(Message msg, WriteListener* listener) override;
   void doFlush() override;
@@ -120,15 +163,28 @@ class SocketChannel final : public Channel, public std::enable_shared_from_this<
   void startRead();
   void onRead(const boost::system::error_code& ec, std::size_t n, ByteBuf buf);
   void recordReadSize(std::size_t n) noexcept;
-  void startWrite();
-  void onWritten(const boost::system::error_code& ec, std::size_t n);
+  /// Writes what is flushed until the socket would block (then waits for it to be writable), the
+  /// queue is empty, or kWriteSpinCount writev calls were made (then goes on in a later loop turn).
+  void writeFlushed();
+  /// What follows a drained queue: a pending graceful close or output shutdown.
+  void afterDrained();
+  /// Accounts n bytes written: advances and completes the queued writes they cover.
+  void consumeWritten(std::size_t n);
+  void waitWritable();
   void addPending(std::size_t n);
   void removePending(std::size_t n);
   void closeWithError(const boost::system::error_code& ec);
+  /// Runs fn on the loop now (on the loop) or as a task; false when the loop has shut down.
+  bool runOnLoop(std::function<void()> fn);
 
   EventLoop* loop_;
-  boost::asio::ip::tcp::socket socket_;
+  Socket socket_;
   ChannelOptions options_;
+  std::string localAddress_;
+  std::string remoteAddress_;
+  boost::asio::ip::tcp::endpoint localTcp_;
+  boost::asio::ip::tcp::endpoint remoteTcp_;
+  bool domain_ = false;
   std::vector<std::size_t> readSizes_;  // Netty's size table, clamped to [min, max]
   std::size_t readSizeIndex_ = 0;
   bool decreaseNow_ = false;
@@ -136,16 +192,20 @@ class SocketChannel final : public Channel, public std::enable_shared_from_this<
   std::deque<QueuedWrite> flushed_;
   std::vector<boost::asio::const_buffer> iov_;  // reused gather list
   std::vector<std::function<void()>> closeListeners_;
-  std::size_t pendingBytes_ = 0;
+  std::atomic<std::size_t> pendingBytes_{0};  // written on the loop only
   std::atomic<bool> open_{true};
   std::atomic<bool> active_{false};
+  std::atomic<bool> writable_{true};
+  std::atomic<bool> outputShutdown_{false};
   bool reading_ = false;
-  bool writing_ = false;
-  bool writable_ = true;
-  bool outputShutdown_ = false;
+  bool inWrite_ = false;       // writeFlushed() is on the stack: a nested flush only queues
+  bool waitingWrite_ = false;  // a wait for writability (or a yield) is pending: flush only queues
   bool shutdownOutputPending_ = false;
   bool closeWhenDrained_ = false;
   std::uint64_t shutdownHook_ = 0;  // on loop_, while open
+  std::mutex closeFutureMutex_;
+  std::shared_ptr<std::promise<void>> closePromise_;  // made by the first closeFuture()
+  std::shared_future<void> closeFuture_;
 };
 
 }  // namespace netbuf

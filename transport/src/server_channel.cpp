@@ -1,0 +1,291 @@
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdio>
+#include <netbuf/transport/server_channel.hpp>
+
+#include "detail/server_channel_state.hpp"
+
+namespace netbuf {
+
+// ------------------------------------------------------------------ State (one acceptor)
+
+void ServerChannel::State::acceptNext() {
+  if (closed.load(std::memory_order_acquire) || paused) {
+    accepting = false;
+    return;
+  }
+  accepting = true;
+  EventLoop& child = ownLoopChildren ? *loop : group->next();
+  using Accepted = boost::asio::basic_stream_socket<boost::asio::generic::stream_protocol,
+                                                    boost::asio::io_context::executor_type>;
+  acceptor.async_accept(child.context(),
+                        [self = shared_from_this(), &child](const boost::system::error_code& ec,
+                                                            Accepted socket) mutable {
+                          self->onAccept(ec, SocketChannel::Socket(std::move(socket)), child);
+                        });
+}
+
+void ServerChannel::State::onAccept(const boost::system::error_code& ec,
+                                    SocketChannel::Socket socket, EventLoop& child) {
+  accepting = false;
+  if (ec == boost::asio::error::operation_aborted || closed.load(std::memory_order_acquire))
+    return;
+  if (ec) {
+    // EMFILE and friends: report, then try again shortly instead of spinning.
+    reportError(std::make_exception_ptr(std::system_error(
+        ec.value(), std::system_category(), fmt::format("accept on {}", shared->address))));
+    auto timer = std::make_shared<boost::asio::steady_timer>(loop->context());
+    timer->expires_after(std::chrono::milliseconds(10));
+    timer->async_wait([self = shared_from_this(), timer](const boost::system::error_code&) {
+      if (!self->accepting) self->acceptNext();
+    });
+    return;
+  }
+  accepted.fetch_add(1, std::memory_order_relaxed);
+  std::shared_ptr<SocketChannel> ch;
+  try {
+    ch = SocketChannel::create(child, std::move(socket), shared->childOptions);
+  } catch (...) {
+    reportError(std::current_exception());
+    acceptNext();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> g(childrenMutex);
+    // Drop entries of closed channels now and then, so the list stays the size of the open set.
+    if (children.size() >= 64 && children.size() % 64 == 0) {
+      std::erase_if(children, [](const std::weak_ptr<SocketChannel>& w) { return w.expired(); });
+    }
+    children.push_back(ch);
+  }
+  if (!shared->hasHandler) {
+    shared->startChild(std::move(ch));
+  } else if (loop == shared->serverLoop) {
+    if (auto server = shared->server.lock()) server->onChild(std::move(ch));
+  } else {
+    try {
+      shared->serverLoop->execute([weak = shared->server, ch = std::move(ch)]() mutable {
+        if (auto server = weak.lock()) server->onChild(std::move(ch));
+      });
+    } catch (const RejectedExecutionError&) {
+      // The server's loop is shutting down: the connection is dropped (its socket closes).
+    }
+  }
+  acceptNext();
+}
+
+void ServerChannel::State::reportError(std::exception_ptr error) {
+  auto fire = [weak = shared->server, error] {
+    if (auto server = weak.lock()) server->pipeline().fireExceptionCaught(error);
+  };
+  if (loop == shared->serverLoop) return fire();
+  try {
+    shared->serverLoop->execute(std::move(fire));
+  } catch (const RejectedExecutionError&) {
+  }
+}
+
+void ServerChannel::State::closeOnLoop() {
+  closed.store(true, std::memory_order_release);
+  if (closeDone) return;
+  closeDone = true;
+  boost::system::error_code ignored;
+  acceptor.close(ignored);
+  if (shared->openAcceptors.fetch_sub(1, std::memory_order_acq_rel) == 1) shared->allClosed();
+}
+
+void ServerChannel::State::closeFromAnyThread() {
+  if (loop->inEventLoop()) return closeOnLoop();
+  std::promise<void> done;
+  auto f = done.get_future();
+  try {
+    loop->execute([self = shared_from_this(), &done] {
+      self->closeOnLoop();
+      done.set_value();
+    });
+  } catch (const RejectedExecutionError&) {
+    closeOnLoop();  // the loop has stopped: nothing else touches the acceptor
+    return;
+  }
+  // Wait for the loop, unless it stops first (then no thread touches the acceptor any more).
+  while (f.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+    if (group->isTerminated()) {
+      closeOnLoop();
+      return;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ Shared
+
+void ServerChannel::Shared::startChild(std::shared_ptr<SocketChannel> ch) {
+  EventLoop& loop = ch->eventLoop();
+  try {
+    loop.execute([ch = std::move(ch), init = childHandler] { ch->start(init); });
+  } catch (const RejectedExecutionError&) {
+    // The child's loop is shutting down: the channel is dropped (its socket closes).
+  }
+}
+
+void ServerChannel::Shared::allClosed() {
+  if (!unixPath.empty() && unixPath[0] != '@') ::unlink(unixPath.c_str());
+  closed.set_value();
+  try {
+    serverLoop->execute([weak = server] {
+      if (auto s = weak.lock()) s->onAllClosed();
+    });
+  } catch (...) {  // the server loop has shut down (or its io_context is gone)
+  }
+}
+
+// ------------------------------------------------------------------ ServerChannel
+
+ServerChannel::ServerChannel(EventLoop& loop, std::vector<std::shared_ptr<State>> states,
+                             std::shared_ptr<Shared> shared)
+    : Channel(loop), loop_(&loop), states_(std::move(states)), shared_(std::move(shared)) {
+  boost::system::error_code ec;
+  const auto local = states_.front()->acceptor.local_endpoint(ec);
+  if (!ec) {
+    domain_ = detail::isDomain(local);
+    localAddress_ = domain_ ? shared_->unixPath : detail::formatEndpoint(local);
+    localTcp_ = detail::toTcp(local);
+  }
+  closeFuture_ = shared_->closed.get_future().share();
+}
+
+ServerChannel::~ServerChannel() {
+  closeAcceptorsNow();
+  destroyPipeline();
+}
+
+void ServerChannel::start(const Initializer& init) {
+  if (init) init(*this);
+  if (!open_.load(std::memory_order_acquire)) return;  // the initializer closed it
+  active_ = true;
+  pipeline().fireChannelActive();
+  for (auto& state : states_) {
+    auto begin = [state] {
+      // Graceful shutdown of the group stops accepting first.
+      state->loop->addShutdownHook([weak = std::weak_ptr<State>(state)] {
+        if (auto s = weak.lock()) s->closeOnLoop();
+      });
+      if (!state->accepting) state->acceptNext();
+    };
+    if (state->loop == loop_) {
+      begin();
+    } else {
+      try {
+        state->loop->execute(std::move(begin));
+      } catch (const RejectedExecutionError&) {
+      }
+    }
+  }
+}
+
+void ServerChannel::onChild(Child child) { pipeline().fireChannelRead(Message(std::move(child))); }
+
+void ServerChannel::onAllClosed() {
+  open_.store(false, std::memory_order_release);
+  if (active_) {
+    active_ = false;
+    pipeline().fireChannelInactive();
+  }
+}
+
+void ServerChannel::closeAcceptorsNow() noexcept {
+  for (const auto& st : states_) {
+    try {
+      st->closeFromAnyThread();
+    } catch (...) {
+    }
+  }
+}
+
+void ServerChannel::doWrite(Message, WriteListener* listener) {
+  if (listener != nullptr) listener->operationComplete(ChannelErrc::writeFailed);
+  throw IllegalStateError(
+      fmt::format("ServerChannel {} accepts connections; it does not write", localAddress_));
+}
+
+void ServerChannel::doClose() {
+  for (auto& state : states_) {
+    if (state->loop->inEventLoop()) {
+      state->closeOnLoop();
+      continue;
+    }
+    try {
+      state->loop->execute([state] { state->closeOnLoop(); });
+    } catch (const RejectedExecutionError&) {
+      state->closeOnLoop();  // its loop has stopped: nothing else touches the acceptor
+    }
+  }
+}
+
+void ServerChannel::onAutoReadChanged() {
+  const bool on = isAutoRead();
+  for (auto& state : states_) {
+    auto apply = [state, on] {
+      state->paused = !on;
+      if (on && !state->accepting) state->acceptNext();
+    };
+    if (state->loop->inEventLoop()) {
+      apply();
+    } else {
+      try {
+        state->loop->execute(std::move(apply));
+      } catch (const RejectedExecutionError&) {
+      }
+    }
+  }
+}
+
+void ServerChannel::onUnhandledMessage(Message msg) noexcept {
+  // An accepted connection that every handler passed on: start it. Anything else is released.
+  if (msg.is<Child>()) shared_->startChild(msg.take<Child>());
+}
+
+void ServerChannel::onUnhandledException(std::exception_ptr error) noexcept {
+  std::string what = "non-standard exception";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  std::fprintf(stderr, "netbuf: server channel %s: %s (accepting goes on)\n",
+               localAddress_.c_str(), what.c_str());
+}
+
+void ServerChannel::closeChildren() {
+  std::vector<std::shared_ptr<SocketChannel>> open;
+  for (const auto& st : states_) {
+    std::lock_guard<std::mutex> g(st->childrenMutex);
+    for (const auto& w : st->children) {
+      if (auto ch = w.lock()) open.push_back(std::move(ch));
+    }
+  }
+  for (auto& ch : open) ch->close();  // handed to each channel's loop
+}
+
+std::size_t ServerChannel::acceptedCount() const noexcept {
+  std::size_t n = 0;
+  for (const auto& st : states_) n += st->accepted.load(std::memory_order_relaxed);
+  return n;
+}
+
+std::size_t ServerChannel::openChildren() const {
+  std::size_t n = 0;
+  for (const auto& st : states_) {
+    std::lock_guard<std::mutex> g(st->childrenMutex);
+    for (const auto& w : st->children) {
+      if (auto ch = w.lock(); ch && ch->isOpen()) ++n;
+    }
+  }
+  return n;
+}
+
+}  // namespace netbuf
