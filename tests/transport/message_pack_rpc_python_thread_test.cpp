@@ -20,46 +20,16 @@
 #include <string>
 #include <vector>
 
+#include "python_peer.hpp"
 #include "rpc_service.hpp"
 
 using namespace netbuf;
 
 namespace {
 
-struct Output {
-  int status = -1;
-  std::string text;
-};
-
-/// Runs a shell command; its stdout and stderr together, and its exit status.
-Output run(const std::string& command) {
-  Output out;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return out;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.text.append(buf.data(), n);
-  const int st = ::pclose(p);
-  out.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
-
-/// The first interpreter that can import msgpack: $NETBUF_PYTHON, python3 on PATH, then
-/// /usr/bin/python3 (Debian's python3-msgpack installs there, and a PATH python3 from pyenv or a
-/// venv may not see it). Empty when none can; `tried` says what was tried and why it failed.
-std::string findPython(std::string& tried) {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("NETBUF_PYTHON"); env != nullptr && *env != '\0')
-    candidates.emplace_back(env);
-  candidates.emplace_back("python3");
-  candidates.emplace_back("/usr/bin/python3");
-  for (const std::string& py : candidates) {
-    const Output o = run("'" + py + "' -c 'import msgpack'");
-    if (o.status == 0) return py;
-    tried += "  " + py + ": exit " + std::to_string(o.status) + ": " + o.text + "\n";
-  }
-  return {};
-}
+using test::findPython;
+using test::Output;
+using test::run;
 
 }  // namespace
 
@@ -68,7 +38,7 @@ TEST_CASE("python3-msgpack client against MessagePackRpcServer with the demo ser
       std::filesystem::path(__FILE__).parent_path() / "msgpack_rpc_client.py";
   REQUIRE_MESSAGE(std::filesystem::exists(script), "missing " << script.string());
   std::string tried;
-  const std::string python = findPython(tried);
+  const std::string python = findPython("msgpack", tried);
   REQUIRE_MESSAGE(!python.empty(),
                   "no python3 with the msgpack module (install python3-msgpack, e.g. apt-get "
                   "install python3-msgpack, or set NETBUF_PYTHON); tried:\n"

@@ -2,6 +2,7 @@
 
 #include <boost/asio/steady_timer.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <netbuf/transport/event_loop.hpp>
 
 namespace netbuf {
@@ -128,6 +129,11 @@ EventLoopGroup::EventLoopGroup(std::size_t nThreads) {
 EventLoopGroup::~EventLoopGroup() {
   if (!isTerminated())
     shutdownGracefully(std::chrono::milliseconds(0), std::chrono::milliseconds(0));
+  {
+    std::lock_guard<std::mutex> lock(signalMutex_);
+    if (signalThread_.joinable()) signalThread_.join();  // its shutdown has returned (terminated)
+  }
+  signals_.reset();  // before its io_context; the loops are joined, nothing else touches it
   // Channels still open (the shutdown's timeout cut the wait) are owned by their loop's hooks:
   // released first, while every io_context is alive for their sockets. (Moved out first: a
   // channel's destruction may add or remove hooks.)
@@ -165,13 +171,77 @@ bool EventLoopGroup::quiet(std::chrono::nanoseconds quietPeriod,
   return true;
 }
 
+void EventLoopGroup::checkNotOnLoop(const char* what) {
+  if (currentLoop() != nullptr) {
+    throw IllegalStateError(fmt::format(
+        "EventLoopGroup::{} called from one of its own loop threads (it waits for them)", what));
+  }
+}
+
+void EventLoopGroup::shutdownGracefullyOnSignals(std::initializer_list<int> signals,
+                                                 std::chrono::milliseconds quietPeriod,
+                                                 std::chrono::milliseconds timeout) {
+  checkNotOnLoop("shutdownGracefullyOnSignals");
+  std::lock_guard<std::mutex> lock(signalMutex_);
+  if (signals_ != nullptr) {
+    throw IllegalStateError("EventLoopGroup::shutdownGracefullyOnSignals called twice");
+  }
+  EventLoop& loop = *loops_.front();
+  auto set = std::make_unique<boost::asio::signal_set>(loop.context());
+  for (int sig : signals) set->add(sig);
+  boost::asio::signal_set* raw = set.get();
+  signals_ = std::move(set);
+  // Armed on the loop, where the set is used from then on. The first signal starts the shutdown
+  // on a thread of the group's own (a loop thread cannot: the shutdown joins it); the set is
+  // armed again so that a second signal does not fall back to the default action unannounced.
+  struct Waiter {
+    EventLoopGroup* group;
+    boost::asio::signal_set* set;
+    std::chrono::milliseconds quiet;
+    std::chrono::milliseconds timeout;
+    int received = 0;
+    void arm() {
+      set->async_wait([w = *this](const boost::system::error_code& ec, int sig) mutable {
+        if (ec) return;  // cancelled: the group is going away
+        if (++w.received > 1) {
+          std::fprintf(stderr, "netbuf: signal %d during graceful shutdown: exiting now\n", sig);
+          std::_Exit(128 + sig);
+        }
+        std::fprintf(stderr, "netbuf: signal %d: shutting down gracefully\n", sig);
+        {
+          std::lock_guard<std::mutex> g(w.group->signalMutex_);
+          EventLoopGroup* g2 = w.group;
+          auto q = w.quiet;
+          auto t = w.timeout;
+          w.group->signalThread_ = std::thread([g2, q, t] {
+            try {
+              g2->shutdownGracefully(q, t);
+            } catch (...) {
+            }
+          });
+        }
+        w.arm();
+      });
+    }
+  };
+  loop.execute([waiter = Waiter{this, raw, quietPeriod, timeout}]() mutable { waiter.arm(); });
+}
+
+void EventLoopGroup::awaitTermination() {
+  checkNotOnLoop("awaitTermination");
+  std::unique_lock<std::mutex> lock(terminationMutex_);
+  terminatedCv_.wait(lock, [this] { return isTerminated(); });
+}
+
+bool EventLoopGroup::awaitTermination(std::chrono::milliseconds timeout) {
+  checkNotOnLoop("awaitTermination");
+  std::unique_lock<std::mutex> lock(terminationMutex_);
+  return terminatedCv_.wait_for(lock, timeout, [this] { return isTerminated(); });
+}
+
 void EventLoopGroup::shutdownGracefully(std::chrono::milliseconds quietPeriod,
                                         std::chrono::milliseconds timeout) {
-  if (currentLoop() != nullptr) {
-    throw IllegalStateError(
-        "EventLoopGroup::shutdownGracefully called from one of its own loop threads (it joins "
-        "them)");
-  }
+  checkNotOnLoop("shutdownGracefully");
   std::lock_guard<std::mutex> lock(shutdownMutex_);
   if (isTerminated()) return;
   shuttingDown_.store(true, std::memory_order_release);
@@ -187,7 +257,11 @@ void EventLoopGroup::shutdownGracefully(std::chrono::milliseconds quietPeriod,
     std::this_thread::sleep_for(nap);
   }
   stop();
-  terminated_.store(true, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> g(terminationMutex_);
+    terminated_.store(true, std::memory_order_release);
+  }
+  terminatedCv_.notify_all();
 }
 
 void EventLoopGroup::stop() noexcept {

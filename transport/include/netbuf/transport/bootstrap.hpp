@@ -121,6 +121,8 @@ class Bootstrap {
     connectTimeout_ = timeout;
     return *this;
   }
+  /// The group set by group(EventLoopGroup&), or nullptr.
+  EventLoopGroup* group() const noexcept { return group_; }
   /// Resolves and connects on the next loop; done(channel, {}) runs on that loop once the channel
   /// is active, or done(nullptr, error) (std::errc::timed_out after the timeout).
   void connect(const std::string& host, unsigned short port, ConnectHandler done);

@@ -24,13 +24,29 @@
 // shuts down with no quiet period and no timeout (queued tasks are dropped) if that has not been
 // done.
 //
+// Signals: shutdownGracefullyOnSignals() (SIGINT and SIGTERM by default) makes the first of those
+// signals start shutdownGracefully() on a thread of the group's own; a second one ends the process
+// at once (std::_Exit(128 + signal), as a shell does for an impatient Ctrl-C). With
+// ServerChannel::closeFuture() a server's main is three lines:
+//
+//     EventLoopGroup group;
+//     group.shutdownGracefullyOnSignals();
+//     ServerBootstrap().group(group).childHandler(init).bind("0.0.0.0", 8080)->closeFuture().wait();
+//
+// awaitTermination() waits for the end of a shutdown started elsewhere (a signal, another thread).
+//
 // Thread-safety: execute(), schedule(), next(), inEventLoop() and the statistics may be called from
-// any thread; shutdownGracefully() from any thread except the group's own (it joins them).
+// any thread; shutdownGracefully(), shutdownGracefullyOnSignals() and awaitTermination() from any
+// thread except the group's own (the first and last join or wait for them).
 
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <condition_variable>
+#include <csignal>
+#include <initializer_list>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -214,15 +230,36 @@ class EventLoopGroup {
   bool isShuttingDown() const noexcept { return shuttingDown_.load(std::memory_order_acquire); }
   bool isTerminated() const noexcept { return terminated_.load(std::memory_order_acquire); }
 
+  /// Installs handlers for signals (see the header comment): the first one received starts
+  /// shutdownGracefully(quietPeriod, timeout); a second one ends the process. Returns at once.
+  /// Once per group (IllegalStateError the second time, or after shutdown).
+  void shutdownGracefullyOnSignals(std::initializer_list<int> signals = {SIGINT, SIGTERM},
+                                   std::chrono::milliseconds quietPeriod = kDefaultQuietPeriod,
+                                   std::chrono::milliseconds timeout = kDefaultTimeout);
+  /// Blocks until the group has terminated (shutdownGracefully() returned, wherever it was
+  /// called). IllegalStateError on one of the group's loop threads.
+  void awaitTermination();
+  /// The same, for at most timeout: true when the group has terminated.
+  bool awaitTermination(std::chrono::milliseconds timeout);
+
  private:
   bool quiet(std::chrono::nanoseconds quietPeriod, std::int64_t sinceNs) const noexcept;
   void stop() noexcept;
+
+  void checkNotOnLoop(const char* what);
 
   std::vector<std::unique_ptr<EventLoop>> loops_;
   std::atomic<std::size_t> next_{0};
   std::mutex shutdownMutex_;
   std::atomic<bool> shuttingDown_{false};
   std::atomic<bool> terminated_{false};
+  std::mutex terminationMutex_;  // with terminated_cv_: awaitTermination()
+  std::condition_variable terminatedCv_;
+  // shutdownGracefullyOnSignals(): the signal set (on loop 0, used there once armed; destroyed by
+  // the group's destructor before any io_context) and the thread a signal starts the shutdown on.
+  std::unique_ptr<boost::asio::signal_set> signals_;
+  std::mutex signalMutex_;
+  std::thread signalThread_;
 };
 
 }  // namespace netbuf

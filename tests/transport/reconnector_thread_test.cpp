@@ -1,0 +1,107 @@
+// Reconnector: reconnects with exponential backoff when the connection fails or closes, gives up
+// after maxAttempts, stops on request. Run under ThreadSanitizer ("threaded").
+#include <netbuf/transport/reconnector.hpp>
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include "transport_test_util.hpp"
+
+using namespace netbuf;
+using namespace std::chrono_literals;
+using netbuf::test::eventually;
+
+namespace {
+
+/// A free port nobody listens on (bound once, then closed).
+unsigned short freePort(EventLoopGroup& group) {
+  auto s = ServerBootstrap().group(group).bind("127.0.0.1", 0);
+  const unsigned short port = s->port();
+  s->close();
+  s->closeFuture().wait();
+  return port;
+}
+
+}  // namespace
+
+TEST_CASE("Reconnector: backoff grows by the multiplier up to the cap") {
+  EventLoopGroup group(1);
+  Reconnector::Options o;
+  o.initialDelay = 100ms;
+  o.maxDelay = 1000ms;
+  o.multiplier = 3.0;
+  o.maxAttempts = 1;
+  auto r = Reconnector::start(Bootstrap().group(group).connectTimeout(1s), "127.0.0.1",
+                              freePort(group), o);
+  CHECK(r->backoff(1) == 100ms);
+  CHECK(r->backoff(2) == 300ms);
+  CHECK(r->backoff(3) == 900ms);
+  CHECK(r->backoff(4) == 1000ms);
+  CHECK(r->backoff(40) == 1000ms);
+  CHECK(eventually([&] { return r->isStopped(); }));  // one failure: gave up
+  o.multiplier = 0.5;
+  CHECK_THROWS_AS(Reconnector::start(Bootstrap().group(group), "127.0.0.1", 1, o),
+                  IllegalArgumentError);
+  CHECK_THROWS_AS(Reconnector::start(Bootstrap(), "127.0.0.1", 1), IllegalStateError);
+}
+
+TEST_CASE("Reconnector: retries until the server is there, reconnects after it closes") {
+  EventLoopGroup group(2);
+  const unsigned short port = freePort(group);
+  std::mutex m;
+  std::vector<std::chrono::steady_clock::time_point> connectedAt;
+  std::atomic<int> disconnected{0};
+  Reconnector::Options o;
+  o.initialDelay = 20ms;
+  o.maxDelay = 80ms;
+  o.jitter = 0.0;
+  o.onConnected = [&](std::shared_ptr<SocketChannel> ch) {
+    CHECK(ch->isActive());
+    std::lock_guard<std::mutex> g(m);
+    connectedAt.push_back(std::chrono::steady_clock::now());
+  };
+  o.onDisconnected = [&] { ++disconnected; };
+  auto link = Reconnector::start(Bootstrap().group(group).connectTimeout(1s), "127.0.0.1", port, o);
+  // Nobody listens yet: attempts go on, spaced 20, 40, 80, 80... ms.
+  REQUIRE(eventually([&] { return link->attempts() >= 4; }));
+  CHECK(link->channel() == nullptr);
+  CHECK(link->connections() == 0);
+  auto server = ServerBootstrap().group(group).bind("127.0.0.1", port);
+  REQUIRE(eventually([&] { return link->connections() == 1; }));
+  REQUIRE(eventually([&] { return server->openChildren() == 1; }));
+  CHECK(link->channel() != nullptr);
+  // The server closes the connection: the reconnector connects again.
+  server->closeChildren();
+  REQUIRE(eventually([&] { return link->connections() == 2; }));
+  CHECK(disconnected.load() >= 1);
+  REQUIRE(eventually([&] { return link->channel() != nullptr; }));
+  // stop(): closes, and no more attempts.
+  auto ch = link->channel();
+  link->stop();
+  CHECK(link->isStopped());
+  ch->closeFuture().wait();
+  const auto attempts = link->attempts();
+  std::this_thread::sleep_for(100ms);
+  CHECK(link->attempts() == attempts);
+  CHECK(link->channel() == nullptr);
+  server->close();
+}
+
+TEST_CASE("Reconnector: gives up after maxAttempts failures in a row") {
+  EventLoopGroup group(1);
+  std::promise<std::error_code> gaveUp;
+  Reconnector::Options o;
+  o.initialDelay = 5ms;
+  o.maxAttempts = 3;
+  o.onGaveUp = [&](std::error_code ec) { gaveUp.set_value(ec); };
+  auto link =
+      Reconnector::start(Bootstrap().group(group).connectTimeout(1s), "127.0.0.1", freePort(group), o);
+  auto f = gaveUp.get_future();
+  REQUIRE(f.wait_for(10s) == std::future_status::ready);
+  CHECK(f.get() == std::errc::connection_refused);
+  CHECK(link->attempts() == 3);
+  CHECK(link->isStopped());
+}
