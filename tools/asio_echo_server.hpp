@@ -36,6 +36,8 @@ struct AsioEchoServerOptions {
   std::string address = "127.0.0.1";  ///< address to listen on (IPv4 or IPv6 literal)
   std::uint16_t port = 0;             ///< 0: any free port (see AsioEchoServer::port())
   std::size_t threads = 1;            ///< io_contexts, one thread each (Netty's figure: 1)
+  /// NetbufEchoServer only: listen on this Unix domain socket path instead of address:port.
+  std::string unixPath;
 };
 
 class AsioEchoServer : public EchoServerCounters {

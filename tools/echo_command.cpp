@@ -65,11 +65,14 @@ class AnyEchoServer {
 
 void printServeUsage(std::FILE* out) {
   std::fprintf(out,
-               "usage: netbuf serve echo [--host ADDR] [--port P] [--threads T] [--impl I]\n\n"
-               "Runs a TCP echo server until SIGINT or SIGTERM. Prints 'listening on ADDR:PORT'\n"
-               "first, on one line.\n\n"
+               "usage: netbuf serve echo [--host ADDR] [--port P | --unix PATH] [--threads T]\n"
+               "                         [--impl I]\n\n"
+               "Runs an echo server until SIGINT or SIGTERM. Prints 'listening on ADDR:PORT' (or\n"
+               "'listening on unix:PATH') first, on one line.\n\n"
                "  --host ADDR    address to listen on (default 127.0.0.1)\n"
                "  --port P       port (default 0: any free port, printed)\n"
+               "  --unix PATH    listen on a Unix domain stream socket instead ('@name': an\n"
+               "                 abstract one); netbuf's server only\n"
                "  --threads T    I/O threads, one io_context each (default 1)\n"
                "  --impl I       the server: 'netbuf' (default; netbuf's transport) or 'asio'\n"
                "                 (a hand-written plain Boost.Asio server, the floor netbuf is\n"
@@ -89,17 +92,27 @@ int runServeEcho(const std::vector<std::string_view>& args) {
     } else if (parseServeOption(args, k, opt.address, opt.port, opt.threads, ok)) {
     } else if (a == "--impl" && k + 1 < args.size()) {
       ok = parseImpl(args[++k], impl);
+    } else if (a == "--unix" && k + 1 < args.size()) {
+      opt.unixPath = std::string(args[++k]);
+      ok = !opt.unixPath.empty();
     } else {
       return badOption("serve echo", a, printServeUsage);
     }
     if (!ok) return badOption("serve echo", args[k], printServeUsage);
   }
+  if (!opt.unixPath.empty() && impl != EchoImpl::Netbuf)
+    return invalidOptions("serve echo", "--unix is served by --impl netbuf only");
 
   const sigset_t signals = blockStopSignals();  // before the server's threads exist
 
   AnyEchoServer server(impl, opt);
   server.start();
-  printListening(opt.address, server.port());
+  if (opt.unixPath.empty()) {
+    printListening(opt.address, server.port());
+  } else {
+    std::printf("listening on unix:%s\n", opt.unixPath.c_str());
+    std::fflush(stdout);
+  }
 
   const char* sig = waitForStopSignal(signals);
   server.stop();

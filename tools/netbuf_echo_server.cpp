@@ -62,13 +62,12 @@ void NetbufEchoServer::start() {
   ChannelOptions child;
   child.allocator = &impl->alloc;
   auto stats = stats_;
-  impl->server = ServerBootstrap()
-                     .group(impl->group)
-                     .childOptions(child)
-                     .childHandler([stats](SocketChannel& ch) {
-                       ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(stats));
-                     })
-                     .bind(options_.address, options_.port);
+  ServerBootstrap bootstrap;
+  bootstrap.group(impl->group).childOptions(child).childHandler([stats](SocketChannel& ch) {
+    ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(stats));
+  });
+  impl->server = options_.unixPath.empty() ? bootstrap.bind(options_.address, options_.port)
+                                           : bootstrap.bindUnix(options_.unixPath);
   for (std::size_t k = 0; k < impl->group.size(); ++k)
     impl->group.loop(k).execute([stats] { stats->recordThisThread(); });
   stats_->waitForThreads(impl->group.size());  // so that cpuSeconds() covers every thread

@@ -2,7 +2,8 @@
 // NetbufEchoServer: the echo server built from netbuf's transport (`netbuf serve echo --impl
 // netbuf`), measured against the hand-written AsioEchoServer by `netbuf bench echo`.
 //
-// ServerBootstrap on an EventLoopGroup of `threads` loops; each connection's pipeline is one
+// ServerBootstrap on an EventLoopGroup of `threads` loops, listening on address:port or, with
+// options.unixPath, on a Unix domain socket; each connection's pipeline is one
 // EchoHandler: every read buffer is written back as it is (no copy) and flushed once per read
 // batch, so replies go out as gather writes. Backpressure: when the channel stops being writable
 // (more than the high water mark queued because the client does not read), reading pauses until

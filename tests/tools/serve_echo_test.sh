@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# `netbuf serve echo` over each transport it offers, each driven by a peer written with Python's
+# socket module: TCP, a Unix domain socket (--unix). Usage: serve_echo_test.sh NETBUF_BINARY
+set -euo pipefail
+netbuf=$1
+here=$(cd "$(dirname "$0")" && pwd)
+peer=$here/../transport/unix_peer.py
+python=${NETBUF_PYTHON:-python3}
+command -v "$python" >/dev/null || { echo "FAIL: no $python to run the peer (apt-get install python3)"; exit 1; }
+tmp=$(mktemp -d)
+server_pid=
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# Starts the server with the given options; waits (10 s at most) for its 'listening on' line.
+start() {
+  "$netbuf" serve echo "$@" >"$tmp/out" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 100); do
+    grep -q '^listening on ' "$tmp/out" && return 0
+    sleep 0.1
+  done
+  echo "FAIL: no 'listening on' line from serve echo $*"; cat "$tmp/out"; exit 1
+}
+# Stops it with SIGTERM and checks its last line.
+stop() {
+  kill -TERM "$server_pid"
+  wait "$server_pid" || { echo "FAIL: serve echo exited $?"; cat "$tmp/out"; exit 1; }
+  server_pid=
+  grep -q '^stopped (SIGTERM); 1 connection(s) served' "$tmp/out" ||
+    { echo "FAIL: unexpected output"; cat "$tmp/out"; exit 1; }
+}
+
+# TCP
+start --port 0
+port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/out")
+"$python" - "$port" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+data = b"".join(b"tcp %d\n" % i for i in range(1000))
+s.sendall(data)
+got = b""
+while len(got) < len(data):
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    got += chunk
+assert got == data, (len(got), len(data))
+s.close()
+PY
+stop
+echo "ok: tcp"
+
+# Unix domain socket
+sock=$tmp/echo.sock
+start --unix "$sock"
+grep -q "^listening on unix:$sock\$" "$tmp/out"
+"$python" "$peer" client "$sock" 1000 | grep -q '^ok '
+stop
+[ ! -e "$sock" ] || { echo "FAIL: $sock left behind"; exit 1; }
+echo "ok: unix"
