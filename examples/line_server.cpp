@@ -13,13 +13,11 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
-#include <unistd.h>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 #include <cctype>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <istream>
 #include <netbuf/netbuf.hpp>
@@ -105,12 +103,8 @@ int main(int argc, char** argv) {
   const unsigned short port = argc > 1 ? static_cast<unsigned short>(std::atoi(argv[1]))
                                        : static_cast<unsigned short>(7000);
   EventLoopGroup group;
+  group.shutdownGracefullyOnSignals();  // Ctrl-C or SIGTERM: a graceful shutdown
   auto server = ServerBootstrap().group(group).childHandler(initPipeline).bind("0.0.0.0", port);
   fmt::print("line_server listening on port {} (Ctrl-C to stop)\n", server->port());
-  std::signal(SIGINT, [](int) {});
-  std::signal(SIGTERM, [](int) {});
-  pause();
-  server->close();
-  server->closeChildren();
-  group.shutdownGracefully(std::chrono::milliseconds(100), std::chrono::seconds(5));
+  server->closeFuture().wait();
 }
