@@ -38,6 +38,8 @@ struct AsioEchoServerOptions {
   std::size_t threads = 1;            ///< io_contexts, one thread each (Netty's figure: 1)
   /// NetbufEchoServer only: listen on this Unix domain socket path instead of address:port.
   std::string unixPath;
+  /// NetbufEchoServer only: echo UDP datagrams on address:port (a DatagramChannel) instead.
+  bool udp = false;
 };
 
 class AsioEchoServer : public EchoServerCounters {

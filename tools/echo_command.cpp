@@ -65,14 +65,16 @@ class AnyEchoServer {
 
 void printServeUsage(std::FILE* out) {
   std::fprintf(out,
-               "usage: netbuf serve echo [--host ADDR] [--port P | --unix PATH] [--threads T]\n"
-               "                         [--impl I]\n\n"
+               "usage: netbuf serve echo [--host ADDR] [--port P | --unix PATH] [--udp]\n"
+               "                         [--threads T] [--impl I]\n\n"
                "Runs an echo server until SIGINT or SIGTERM. Prints 'listening on ADDR:PORT' (or\n"
-               "'listening on unix:PATH') first, on one line.\n\n"
+               "'listening on unix:PATH', 'listening on udp:ADDR:PORT') first, on one line.\n\n"
                "  --host ADDR    address to listen on (default 127.0.0.1)\n"
                "  --port P       port (default 0: any free port, printed)\n"
                "  --unix PATH    listen on a Unix domain stream socket instead ('@name': an\n"
                "                 abstract one); netbuf's server only\n"
+               "  --udp          echo UDP datagrams on ADDR:PORT instead (each to its sender);\n"
+               "                 netbuf's server only\n"
                "  --threads T    I/O threads, one io_context each (default 1)\n"
                "  --impl I       the server: 'netbuf' (default; netbuf's transport) or 'asio'\n"
                "                 (a hand-written plain Boost.Asio server, the floor netbuf is\n"
@@ -92,6 +94,8 @@ int runServeEcho(const std::vector<std::string_view>& args) {
     } else if (parseServeOption(args, k, opt.address, opt.port, opt.threads, ok)) {
     } else if (a == "--impl" && k + 1 < args.size()) {
       ok = parseImpl(args[++k], impl);
+    } else if (a == "--udp") {
+      opt.udp = true;
     } else if (a == "--unix" && k + 1 < args.size()) {
       opt.unixPath = std::string(args[++k]);
       ok = !opt.unixPath.empty();
@@ -100,14 +104,21 @@ int runServeEcho(const std::vector<std::string_view>& args) {
     }
     if (!ok) return badOption("serve echo", args[k], printServeUsage);
   }
-  if (!opt.unixPath.empty() && impl != EchoImpl::Netbuf)
-    return invalidOptions("serve echo", "--unix is served by --impl netbuf only");
+  if ((!opt.unixPath.empty() || opt.udp) && impl != EchoImpl::Netbuf)
+    return invalidOptions("serve echo", "--unix and --udp are served by --impl netbuf only");
+  if (!opt.unixPath.empty() && opt.udp)
+    return invalidOptions("serve echo", "--unix and --udp exclude each other");
 
   const sigset_t signals = blockStopSignals();  // before the server's threads exist
 
   AnyEchoServer server(impl, opt);
   server.start();
-  if (opt.unixPath.empty()) {
+  if (opt.udp) {
+    const bool v6 = opt.address.find(':') != std::string::npos;
+    std::printf("listening on udp:%s%s%s:%u\n", v6 ? "[" : "", opt.address.c_str(), v6 ? "]" : "",
+                static_cast<unsigned>(server.port()));
+    std::fflush(stdout);
+  } else if (opt.unixPath.empty()) {
     printListening(opt.address, server.port());
   } else {
     std::printf("listening on unix:%s\n", opt.unixPath.c_str());
@@ -116,9 +127,15 @@ int runServeEcho(const std::vector<std::string_view>& args) {
 
   const char* sig = waitForStopSignal(signals);
   server.stop();
-  std::printf("stopped (%s); %llu connection(s) served, %llu bytes echoed\n", sig,
-              static_cast<unsigned long long>(server.counters().connectionsAccepted()),
-              static_cast<unsigned long long>(server.counters().bytesEchoed()));
+  if (opt.udp) {
+    std::printf("stopped (%s); %llu datagram(s) echoed, %llu bytes\n", sig,
+                static_cast<unsigned long long>(server.counters().datagramsEchoed()),
+                static_cast<unsigned long long>(server.counters().bytesEchoed()));
+  } else {
+    std::printf("stopped (%s); %llu connection(s) served, %llu bytes echoed\n", sig,
+                static_cast<unsigned long long>(server.counters().connectionsAccepted()),
+                static_cast<unsigned long long>(server.counters().bytesEchoed()));
+  }
   return kExitOk;
 }
 

@@ -21,6 +21,7 @@ struct EchoServerStats {
   std::atomic<std::uint64_t> accepted{0};
   std::atomic<std::uint64_t> open{0};
   std::atomic<std::uint64_t> bytesEchoed{0};
+  std::atomic<std::uint64_t> datagrams{0};  // UDP: datagrams echoed
   /// Exceptions thrown by handlers and caught by the server's threads (the Asio server; netbuf's
   /// server routes them through its pipeline instead, which closes the channel).
   std::atomic<std::uint64_t> handlerFailures{0};
@@ -63,6 +64,10 @@ class EchoServerCounters {
   /// Bytes echoed (written back) since construction.
   std::uint64_t bytesEchoed() const noexcept {
     return stats_->bytesEchoed.load(std::memory_order_relaxed);
+  }
+  /// UDP datagrams echoed since construction.
+  std::uint64_t datagramsEchoed() const noexcept {
+    return stats_->datagrams.load(std::memory_order_relaxed);
   }
   /// CPU time (user + system) the server's I/O threads have used so far, summed over those still
   /// running (threadCpuSeconds: /proc, clock ticks); negative while none runs.

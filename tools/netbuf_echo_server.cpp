@@ -2,6 +2,7 @@
 
 #include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
 #include <netbuf/transport/bootstrap.hpp>
+#include <netbuf/transport/datagram_channel.hpp>
 #include <stdexcept>
 
 namespace netbuf::tools {
@@ -42,12 +43,29 @@ class EchoHandler final : public ChannelHandler {
   std::uint64_t pending_ = 0;
 };
 
+/// UDP: each datagram goes back to its sender; replies are flushed once per read batch.
+class DatagramEchoHandler final : public InboundHandler<DatagramPacket> {
+ public:
+  explicit DatagramEchoHandler(std::shared_ptr<NetbufEchoServer::Stats> stats)
+      : stats_(std::move(stats)) {}
+  void messageReceived(ChannelHandlerContext& ctx, DatagramPacket packet) override {
+    stats_->bytesEchoed.fetch_add(packet.content.readableBytes(), std::memory_order_relaxed);
+    stats_->datagrams.fetch_add(1, std::memory_order_relaxed);
+    ctx.write(DatagramPacket(std::move(packet.content), packet.sender));
+  }
+  void channelReadComplete(ChannelHandlerContext& ctx) override { ctx.flush(); }
+
+ private:
+  std::shared_ptr<NetbufEchoServer::Stats> stats_;
+};
+
 }  // namespace
 
 struct NetbufEchoServer::Impl {
   PooledByteBufAllocator alloc;
   EventLoopGroup group;
   std::shared_ptr<ServerChannel> server;
+  std::shared_ptr<DatagramChannel> datagram;  // --udp
   explicit Impl(std::size_t threads) : group(threads) {}
 };
 
@@ -62,25 +80,41 @@ void NetbufEchoServer::start() {
   ChannelOptions child;
   child.allocator = &impl->alloc;
   auto stats = stats_;
-  ServerBootstrap bootstrap;
-  bootstrap.group(impl->group).childOptions(child).childHandler([stats](SocketChannel& ch) {
-    ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(stats));
-  });
-  impl->server = options_.unixPath.empty() ? bootstrap.bind(options_.address, options_.port)
-                                           : bootstrap.bindUnix(options_.unixPath);
+  if (options_.udp) {
+    DatagramChannelOptions udp;
+    udp.allocator = &impl->alloc;
+    impl->datagram = DatagramChannel::bind(
+        impl->group, options_.address, options_.port,
+        [stats](DatagramChannel& ch) {
+          ch.pipeline().addLast("echo", std::make_unique<DatagramEchoHandler>(stats));
+        },
+        udp);
+  } else {
+    ServerBootstrap bootstrap;
+    bootstrap.group(impl->group).childOptions(child).childHandler([stats](SocketChannel& ch) {
+      ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(stats));
+    });
+    impl->server = options_.unixPath.empty() ? bootstrap.bind(options_.address, options_.port)
+                                             : bootstrap.bindUnix(options_.unixPath);
+  }
   for (std::size_t k = 0; k < impl->group.size(); ++k)
     impl->group.loop(k).execute([stats] { stats->recordThisThread(); });
   stats_->waitForThreads(impl->group.size());  // so that cpuSeconds() covers every thread
-  port_.store(impl->server->port(), std::memory_order_release);
+  port_.store(impl->server ? impl->server->port() : impl->datagram->localPort(),
+              std::memory_order_release);
   impl_ = std::move(impl);
 }
 
 void NetbufEchoServer::stop() {
   if (!impl_) return;
-  impl_->server->close();
-  impl_->server->closeChildren();
+  if (impl_->server) {
+    impl_->server->close();
+    impl_->server->closeChildren();
+  }
+  if (impl_->datagram) impl_->datagram->close();
   impl_->group.shutdownGracefully(std::chrono::milliseconds(50), std::chrono::seconds(5));
   impl_->server.reset();
+  impl_->datagram.reset();
   impl_.reset();
   stats_->forgetThreads();
   port_.store(0, std::memory_order_release);

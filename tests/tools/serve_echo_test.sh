@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `netbuf serve echo` over each transport it offers, each driven by a peer written with Python's
-# socket module: TCP, a Unix domain socket (--unix). Usage: serve_echo_test.sh NETBUF_BINARY
+# socket module: TCP, a Unix domain socket (--unix), UDP (--udp). Usage: serve_echo_test.sh NETBUF_BINARY
 set -euo pipefail
 netbuf=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -58,7 +58,28 @@ echo "ok: tcp"
 sock=$tmp/echo.sock
 start --unix "$sock"
 grep -q "^listening on unix:$sock\$" "$tmp/out"
-"$python" "$peer" client "$sock" 1000 | grep -q '^ok '
+out=$("$python" "$peer" client "$sock" 1000) || { echo "FAIL: unix peer: $out"; exit 1; }
+[[ $out == ok* ]] || { echo "FAIL: unix peer: $out"; exit 1; }
 stop
 [ ! -e "$sock" ] || { echo "FAIL: $sock left behind"; exit 1; }
 echo "ok: unix"
+
+# UDP
+start --udp --port 0
+port=$(sed -n 's/^listening on udp:.*:\([0-9]*\)$/\1/p' "$tmp/out")
+"$python" - "$port" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(10)
+for i in range(50):
+    msg = b"datagram %d " % i + b"x" * i
+    s.sendto(msg, ("127.0.0.1", int(sys.argv[1])))
+    got, peer = s.recvfrom(65536)
+    assert got == msg, (got, msg)
+s.close()
+PY
+kill -TERM "$server_pid"
+wait "$server_pid"
+server_pid=
+grep -q '^stopped (SIGTERM); 50 datagram(s) echoed' "$tmp/out" || { cat "$tmp/out"; exit 1; }
+echo "ok: udp"
