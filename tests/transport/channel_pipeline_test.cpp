@@ -267,16 +267,18 @@ TEST_CASE("ChannelPipeline: write listeners complete on flush, fail on close and
   CHECK_FALSE(ok.ec);
   ch.write(1, &failed);  // the handler throws: the listener hears, the error is recorded too
   CHECK(failed.calls == 1);
-  CHECK(failed.ec);
+  CHECK(failed.ec == ChannelErrc::writeFailed);
   CHECK_THROWS_AS(ch.checkException(), std::invalid_argument);
   ch.pipeline().remove("handler0");
   ch.write(std::string("b"), &closed);
   ch.close();
   CHECK(closed.calls == 1);
-  CHECK(closed.ec == std::make_error_code(std::errc::not_connected));
+  CHECK(closed.ec == ChannelErrc::closedBeforeWritten);  // queued when the close came
+  CHECK(closed.ec == std::errc::operation_canceled);
   Listener afterClose;
   ch.writeAndFlush(std::string("c"), &afterClose);
-  CHECK(afterClose.ec == std::make_error_code(std::errc::not_connected));
+  CHECK(afterClose.ec == ChannelErrc::closed);  // offered after it
+  CHECK(afterClose.ec == std::errc::not_connected);
   CHECK_FALSE(ch.isOpen());
 }
 

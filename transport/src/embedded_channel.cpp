@@ -99,7 +99,7 @@ void EmbeddedChannel::advanceTimeBy(std::chrono::nanoseconds delta) {
 void EmbeddedChannel::doWrite(Message msg, WriteListener* listener) {
   if (!open_) {
     if (listener != nullptr)
-      listener->operationComplete(std::make_error_code(std::errc::not_connected));
+      listener->operationComplete(ChannelErrc::closed);
     return;  // msg released here
   }
   pendingWrites_.push_back({std::move(msg), listener});
@@ -120,8 +120,7 @@ void EmbeddedChannel::doClose() {
   std::vector<PendingWrite> writes = std::move(pendingWrites_);
   pendingWrites_.clear();
   for (PendingWrite& w : writes) {
-    if (w.listener != nullptr)
-      w.listener->operationComplete(std::make_error_code(std::errc::not_connected));
+    if (w.listener != nullptr) w.listener->operationComplete(ChannelErrc::closedBeforeWritten);
   }
   pipeline().fireChannelInactive();
 }

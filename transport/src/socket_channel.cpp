@@ -80,7 +80,17 @@ SocketChannel::SocketChannel(EventLoop& loop, Socket socket, const ChannelOption
   }
 }
 
-SocketChannel::~SocketChannel() { destroyPipeline(); }
+SocketChannel::~SocketChannel() {
+  destroyPipeline();
+  // Destroyed while open (its group went away before it closed): the queued writes' listeners
+  // still hear of it, once.
+  for (auto* q : {&flushed_, &unflushed_}) {
+    for (auto& w : *q) {
+      if (w.listener != nullptr) w.listener->operationComplete(ChannelErrc::closedBeforeWritten);
+    }
+    q->clear();
+  }
+}
 
 void SocketChannel::submit(detail::OutboundTask& task) {
   loop_->execute(std::move(task));  // posted as is: no std::function around it

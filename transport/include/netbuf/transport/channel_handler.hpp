@@ -36,7 +36,9 @@ class ChannelHandlerContext;
 /// Notified once when a write completes (ec empty) or fails (a ChannelErrc, or the socket's
 /// error). Owned by the caller, who keeps it alive until notified: writes cost no allocation for
 /// their completion. Notified on the channel's loop thread, possibly before the flush() that sent
-/// the bytes returns.
+/// the bytes returns; only a write the loop never ran (its group shut down first, or was destroyed
+/// with the channel still open) is failed elsewhere: on the thread that offered it, or that
+/// destroyed the loop's queue or the channel.
 class WriteListener {
  public:
   virtual ~WriteListener() = default;
