@@ -369,3 +369,28 @@ TEST_CASE("ChannelPipeline: the type check looks past handlers that do not act i
           "messages, 'ints', takes int");
   }
 }
+
+TEST_CASE("ChannelPipeline: removing a handler that would leave mismatched neighbours is refused") {
+  EmbeddedChannel ch;
+  ChannelPipeline& p = ch.pipeline();
+  p.addLast("ints", std::make_unique<IntToText>());       // int -> std::string
+  struct Lengths : InboundHandler<std::string, int> {   // std::string -> int
+    void messageReceived(ChannelHandlerContext& ctx, std::string s) override {
+      ctx.fireChannelRead(static_cast<int>(s.size()));
+    }
+  };
+  p.addLast("lengths", std::make_unique<Lengths>());
+  p.addLast("takesInts", std::make_unique<TakesInts>());  // takes int
+  try {
+    p.remove("lengths");
+    FAIL("a removal leaving a string producer before an int handler was accepted");
+  } catch (const IllegalArgumentError& e) {
+    CHECK(std::string(e.what()) ==
+          "removing handler 'lengths' would leave 'takesInts', which takes int, after 'ints', "
+          "which produces std::string");
+  }
+  CHECK(p.names() == std::vector<std::string>{"ints", "lengths", "takesInts"});
+  p.remove("takesInts");  // nothing acts after it but the tail: fine
+  p.remove("lengths");
+  CHECK(p.names() == std::vector<std::string>{"ints"});
+}

@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <unordered_map>
 #include <variant>
@@ -100,6 +102,9 @@ TEST_CASE("typeName: types read as they are written in C++") {
   CHECK(typeName(typeid(void (*)(int, std::string))) == "void (*)(int, std::string)");
   // A variant that is not AnyByteBuf keeps its arguments.
   CHECK(typeName(typeid(std::variant<int, std::string>)) == "std::variant<int, std::string>");
+  // Only the standard templates' own defaults go.
+  CHECK(typeName(typeid(std::pair<int, std::less<int>>)) == "std::pair<int, std::less<int>>");
+  CHECK(typeName(typeid(std::set<int, std::greater<int>>)) == "std::set<int, std::greater<int>>");
   // Names it cannot parse come back as given.
   CHECK(readableTypeName("a<b") == "a<b");
 }

@@ -105,3 +105,28 @@ TEST_CASE("Reconnector: gives up after maxAttempts failures in a row") {
   CHECK(link->attempts() == 3);
   CHECK(link->isStopped());
 }
+
+TEST_CASE("Reconnector: the group's graceful shutdown closes its channel and ends it promptly") {
+  EventLoopGroup serverGroup(1);
+  auto server = ServerBootstrap().group(serverGroup).bind("127.0.0.1", 0);
+  std::promise<std::error_code> gaveUp;
+  std::shared_ptr<Reconnector> link;
+  {
+    EventLoopGroup group(1);
+    Reconnector::Options o;
+    o.initialDelay = 10ms;
+    o.jitter = 0.0;
+    o.onGaveUp = [&](std::error_code ec) { gaveUp.set_value(ec); };
+    link = Reconnector::start(Bootstrap().group(group), "127.0.0.1", server->port(), o);
+    REQUIRE(eventually([&] { return link->connections() == 1; }));
+    const auto start = std::chrono::steady_clock::now();
+    group.shutdownGracefully(200ms, 10s);  // the channel closes; the retry meets the shutdown
+    CHECK(std::chrono::steady_clock::now() - start < 5s);
+    auto f = gaveUp.get_future();
+    REQUIRE(f.wait_for(5s) == std::future_status::ready);
+    CHECK(f.get() == ChannelErrc::rejected);
+    CHECK(link->isStopped());
+    CHECK(link->channel() == nullptr);
+  }
+  link->stop();  // after the group: nothing left to touch
+}

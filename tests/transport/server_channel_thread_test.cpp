@@ -197,3 +197,42 @@ TEST_CASE("EventLoopGroup: awaitTermination waits for a shutdown made elsewhere"
   });
   CHECK(threw.get_future().get());
 }
+
+TEST_CASE("ServerChannel: released on a loop thread, with an acceptor per loop, without a stall") {
+  EventLoopGroup group(2);
+  auto server = ServerBootstrap().group(group).acceptorPerLoop(true).bind("127.0.0.1", 0);
+  auto closed = server->closeFuture();
+  std::promise<std::chrono::steady_clock::duration> took;
+  group.loop(0).execute([&took, s = std::move(server)]() mutable {
+    const auto start = std::chrono::steady_clock::now();
+    s.reset();  // the last reference, on a loop: hands the close to the other loop, no wait
+    took.set_value(std::chrono::steady_clock::now() - start);
+  });
+  CHECK(took.get_future().get() < 1s);
+  CHECK(closed.wait_for(10s) == std::future_status::ready);
+}
+
+TEST_CASE("ServerChannel: a write fails its listener exactly once") {
+  EventLoopGroup group(1);
+  auto server = ServerBootstrap().group(group).bind("127.0.0.1", 0);
+  struct Count : WriteListener {
+    std::atomic<int> calls{0};
+    std::error_code ec;
+    void operationComplete(std::error_code e) noexcept override {
+      ec = e;
+      ++calls;
+    }
+  } count;
+  server->writeAndFlush(Unpooled::copiedBuffer("x"), &count);
+  CHECK(eventually([&] { return count.calls.load() == 1; }));
+  std::this_thread::sleep_for(50ms);
+  CHECK(count.calls.load() == 1);
+  CHECK(count.ec == ChannelErrc::writeFailed);
+  CHECK(server->isOpen());  // the server goes on
+}
+
+TEST_CASE("EventLoopGroup: shutdownGracefullyOnSignals after the shutdown is refused") {
+  EventLoopGroup group(1);
+  group.shutdownGracefully(0ms, 1s);
+  CHECK_THROWS_AS(group.shutdownGracefullyOnSignals(), IllegalStateError);
+}

@@ -110,7 +110,8 @@ std::shared_ptr<ServerChannel> ServerBootstrap::listen(const Endpoint& endpoint,
   shared->openAcceptors.store(states.size(), std::memory_order_release);
   EventLoop& serverLoop = *states.front()->loop;
   shared->serverLoop = &serverLoop;
-  auto server = std::shared_ptr<ServerChannel>(new ServerChannel(serverLoop, states, shared));
+  auto server = std::shared_ptr<ServerChannel>(new ServerChannel(serverLoop, states, shared),
+                                               ServerChannel::Deleter{});
   shared->server = server;
   serverLoop.execute([server, init = handler_] { server->start(init); });
   return server;
@@ -155,6 +156,23 @@ struct ConnectAttempt : std::enable_shared_from_this<ConnectAttempt<Protocol>> {
   boost::asio::steady_timer timer;
   std::unique_ptr<tcp::resolver> resolver;
   bool finished = false;
+  std::uint64_t shutdownHook = 0;  // on loop, while the attempt is in progress
+
+  /// Loop thread, first: false (the attempt finished with ChannelErrc::rejected) when the loop is
+  /// shutting down, since its hooks would never end this attempt; otherwise a hook ends it when
+  /// the shutdown comes, so that a blocked connect() returns.
+  bool begin() {
+    if (loop->isShuttingDown()) {
+      finish(nullptr, ChannelErrc::rejected);
+      return false;
+    }
+    shutdownHook = loop->addShutdownHook(
+        [weak = std::weak_ptr<ConnectAttempt>(this->shared_from_this())] {
+          if (auto self = weak.lock(); self && !self->finished)
+            self->finish(nullptr, ChannelErrc::rejected);
+        });
+    return true;
+  }
 
   void armTimer(std::chrono::milliseconds timeout) {
     timer.expires_after(timeout);
@@ -165,6 +183,7 @@ struct ConnectAttempt : std::enable_shared_from_this<ConnectAttempt<Protocol>> {
   }
 
   void startTcp(const std::string& host, unsigned short port, std::chrono::milliseconds timeout) {
+    if (!begin()) return;
     armTimer(timeout);
     resolver = std::make_unique<tcp::resolver>(loop->context());
     resolver->async_resolve(
@@ -182,6 +201,7 @@ struct ConnectAttempt : std::enable_shared_from_this<ConnectAttempt<Protocol>> {
   }
 
   void startUnix(const unix_stream::endpoint& ep, std::chrono::milliseconds timeout) {
+    if (!begin()) return;
     armTimer(timeout);
     socket.async_connect(ep, [self = this->shared_from_this()](
                                  const boost::system::error_code& ec) { self->connected(ec); });
@@ -191,12 +211,22 @@ struct ConnectAttempt : std::enable_shared_from_this<ConnectAttempt<Protocol>> {
     if (finished) return;
     if (ec) return finish(nullptr, std::error_code(ec.value(), std::system_category()));
     auto ch = SocketChannel::create(*loop, std::move(socket), options);
-    ch->start(init);
+    try {
+      ch->start(init);  // closes the channel itself when the loop is shutting down
+    } catch (...) {
+      // The handler threw: start() closed the channel. The loop reports the exception.
+      finish(nullptr, ChannelErrc::initializerFailed);
+      throw;
+    }
+    // Closed by start() because the loop is shutting down (an initializer may close it too, a
+    // connection limit: that channel is handed over, closed, as it is).
+    if (!ch->isOpen() && loop->isShuttingDown()) return finish(nullptr, ChannelErrc::rejected);
     finish(std::move(ch), {});
   }
 
   void finish(std::shared_ptr<SocketChannel> ch, std::error_code ec) {
     finished = true;
+    if (shutdownHook != 0) loop->removeShutdownHook(std::exchange(shutdownHook, 0));
     timer.cancel();
     if (ec) {
       if (resolver) resolver->cancel();

@@ -47,7 +47,7 @@ bool ChannelGroup::add(std::shared_ptr<Channel> channel) {
   }
   // Outside the lock: the listener runs at once (on this thread) when the channel has closed
   // meanwhile, and takes the lock itself.
-  if (auto* socket = dynamic_cast<SocketChannel*>(channel.get())) {
+  if (auto* socket = dynamic_cast<EventLoopChannel*>(channel.get())) {
     socket->addCloseListener([weak = std::weak_ptr<State>(state_), key = channel.get()] {
       std::shared_ptr<State> state = weak.lock();
       if (state == nullptr) return;  // the group is gone
@@ -165,10 +165,14 @@ ChannelGroupFuture ChannelGroup::close(const Matcher& matcher) {
   for (detail::GroupOperation::Slot& slot : op->slots) {
     Channel& channel = *slot.channel;
     detail::GroupOperation::Slot* s = &slot;  // the operation holds itself until s completes
-    if (auto* socket = dynamic_cast<SocketChannel*>(&channel)) {
-      // Done once closed: the close listeners run after channelInactive.
+    if (auto* socket = dynamic_cast<EventLoopChannel*>(&channel)) {
+      // Done once closed: the close listeners run after channelInactive. A listener that runs
+      // while the channel is still open means the loop has shut down and the close never ran.
       socket->close();
-      socket->addCloseListener([s] { s->operationComplete({}); });
+      socket->addCloseListener([s, socket] {
+        s->operationComplete(socket->isOpen() ? std::error_code(ChannelErrc::rejected)
+                                              : std::error_code());
+      });
       continue;
     }
     channel.close();

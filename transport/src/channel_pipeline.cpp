@@ -49,6 +49,9 @@ void ChannelPipeline::channelUnhandledMessage(Channel& ch, Message msg) noexcept
 void ChannelPipeline::channelUnhandledException(Channel& ch, std::exception_ptr error) noexcept {
   ch.onUnhandledException(std::move(error));
 }
+void ChannelPipeline::channelWriteFailure(Channel& ch, std::exception_ptr error) noexcept {
+  ch.onWriteFailure(std::move(error));
+}
 
 /// Outbound operations end here: they become the channel's.
 class ChannelPipeline::HeadHandler final : public ChannelHandler {
@@ -198,8 +201,8 @@ void ChannelHandlerContext::invokeWrite(Message msg, WriteListener* listener) no
   try {
     handler_->write(*this, std::move(msg), listener);
   } catch (...) {
-    // The write failed: its listener hears of it (and the channel, which logs and closes);
-    // without one, the pipeline does.
+    // The write failed: its listener hears of it, and the channel logs the exception (it stays
+    // open: the listener's owner decides); without a listener, the pipeline hears of it.
     if (listener != nullptr) {
       bool wrongType = false;
       try {
@@ -210,7 +213,7 @@ void ChannelHandlerContext::invokeWrite(Message msg, WriteListener* listener) no
       }
       listener->operationComplete(wrongType ? ChannelErrc::unsupportedMessageType
                                             : ChannelErrc::writeFailed);
-      ChannelPipeline::channelUnhandledException(pipeline_->channel(), std::current_exception());
+      ChannelPipeline::channelWriteFailure(pipeline_->channel(), std::current_exception());
     } else {
       invokeExceptionCaught(std::current_exception());
     }
@@ -389,6 +392,43 @@ void ChannelPipeline::checkLinks(const ChannelHandlerContext* prev, const Channe
   }
 }
 
+void ChannelPipeline::checkRemoval(const ChannelHandlerContext& ctx) const {
+  // What ctx's neighbours would exchange once it is gone: the nearest acting handler before it
+  // against the nearest one after it, in each direction ctx acts in.
+  const ChannelHandler& h = *ctx.handler_;
+  if (!h.inboundIn().isPassThrough()) {
+    const ChannelHandlerContext* producer = ctx.prev_;
+    while (producer->prev_ != nullptr && producer->handler_->inboundOut().isPassThrough())
+      producer = producer->prev_;
+    const ChannelHandlerContext* consumer = ctx.next_;
+    while (consumer->next_ != nullptr && consumer->handler_->inboundIn().isPassThrough())
+      consumer = consumer->next_;
+    const MessageTypes produced = producer->handler_->inboundOut();
+    const MessageTypes taken = consumer->handler_->inboundIn();
+    if (!compatible(produced, taken)) {
+      throw IllegalArgumentError(fmt::format(
+          "removing handler '{}' would leave '{}', which takes {}, after '{}', which produces {}",
+          ctx.name_, consumer->name_, describe(taken), producer->name_, describe(produced)));
+    }
+  }
+  if (!h.outboundIn().isPassThrough()) {
+    const ChannelHandlerContext* writer = ctx.next_;
+    while (writer->next_ != nullptr && writer->handler_->outboundOut().isPassThrough())
+      writer = writer->next_;
+    const ChannelHandlerContext* taker = ctx.prev_;
+    while (taker->prev_ != nullptr && taker->handler_->outboundIn().isPassThrough())
+      taker = taker->prev_;
+    const MessageTypes written = writer->handler_->outboundOut();
+    const MessageTypes taken = taker->handler_->outboundIn();
+    if (!compatible(written, taken)) {
+      throw IllegalArgumentError(fmt::format(
+          "removing handler '{}' would leave '{}', which writes {}, before '{}' towards the "
+          "socket, which takes {}",
+          ctx.name_, writer->name_, describe(written), taker->name_, describe(taken)));
+    }
+  }
+}
+
 void ChannelPipeline::insert(ChannelHandlerContext* prev, ChannelHandlerContext* next,
                              std::string name, std::unique_ptr<ChannelHandler> handler) {
   if (!handler) throw IllegalArgumentError("cannot add an empty handler");
@@ -453,6 +493,12 @@ ChannelPipeline& ChannelPipeline::addAfter(std::string_view baseName, std::strin
 ChannelPipeline& ChannelPipeline::remove(std::string_view name) {
   checkInLoop("remove");
   ChannelHandlerContext& ctx = findOrThrow(name);
+  checkRemoval(ctx);
+  removeContext(ctx);
+  return *this;
+}
+
+void ChannelPipeline::removeContext(ChannelHandlerContext& ctx) {
   EventScope entry(*this);  // destroyed when this call, or the event in flight, ends
   unlink(ctx);
   try {
@@ -460,7 +506,6 @@ ChannelPipeline& ChannelPipeline::remove(std::string_view name) {
   } catch (...) {
     ctx.invokeExceptionCaught(std::current_exception());
   }
-  return *this;
 }
 
 ChannelPipeline& ChannelPipeline::replace(std::string_view oldName, std::string newName,
@@ -477,7 +522,7 @@ ChannelPipeline& ChannelPipeline::replace(std::string_view oldName, std::string 
     checkLinks(prev, probe, next);
     handler = std::move(probe.handler_);
   }
-  remove(oldName);
+  removeContext(old);
   insert(prev, next, std::move(newName), std::move(handler));
   return *this;
 }
@@ -556,6 +601,8 @@ class ChannelCategory final : public std::error_category {
         return "the channel's event loop has shut down";
       case ChannelErrc::writeTimeout:
         return "write timed out";
+      case ChannelErrc::initializerFailed:
+        return "the channel's initializer threw; the channel was closed";
     }
     return fmt::format("unknown channel error {}", code);
   }
@@ -566,6 +613,7 @@ class ChannelCategory final : public std::error_category {
       case ChannelErrc::closedBeforeWritten:
       case ChannelErrc::handlerRemoved:
       case ChannelErrc::rejected:
+      case ChannelErrc::initializerFailed:
         return std::errc::operation_canceled;
       case ChannelErrc::unsupportedMessageType:
       case ChannelErrc::writeFailed:
@@ -686,20 +734,33 @@ void OutboundTask::operator()() {
 
 void Channel::onUnhandledMessage(Message) noexcept {}  // the Message's destructor releases it
 
-void Channel::onUnhandledException(std::exception_ptr error) noexcept {
-  std::string what = "non-standard exception";
+void Channel::logException(const char* what, const std::exception_ptr& error,
+                           const char* consequence) const noexcept {
+  std::string message = "a non-standard exception";
   try {
     std::rethrow_exception(error);
   } catch (const std::exception& e) {
-    what = e.what();
+    message = e.what();
   } catch (...) {
   }
   try {
-    std::fprintf(stderr, "netbuf: unhandled exception on channel %s -> %s: %s (closing)\n",
-                 localAddress().c_str(), remoteAddress().c_str(), what.c_str());
+    const std::string remote = remoteAddress();
+    std::fprintf(stderr, "netbuf: %s on channel %s%s%s: %s (%s)\n", what, localAddress().c_str(),
+                 remote.empty() ? "" : " -> ", remote.c_str(), message.c_str(), consequence);
+  } catch (...) {
+  }
+}
+
+void Channel::onUnhandledException(std::exception_ptr error) noexcept {
+  logException("unhandled exception", error, "closing");
+  try {
     close();
   } catch (...) {
   }
+}
+
+void Channel::onWriteFailure(std::exception_ptr error) noexcept {
+  logException("write failed", error, "the channel stays open");
 }
 
 }  // namespace netbuf

@@ -9,7 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <netbuf/transport/datagram_channel.hpp>
-#include <sstream>
+
+#include "detail/endpoint_format.hpp"
 
 namespace netbuf {
 
@@ -17,11 +18,7 @@ namespace {
 
 using boost::asio::ip::udp;
 
-std::string formatEndpoint(const udp::endpoint& ep) {
-  std::ostringstream s;
-  s << ep;
-  return s.str();
-}
+using detail::formatEndpoint;
 
 std::error_code systemError(int err) noexcept { return {err, std::system_category()}; }
 
@@ -106,13 +103,15 @@ std::shared_ptr<DatagramChannel> DatagramChannel::bind(EventLoopGroup& group,
   // Reads and writes are made directly (recvmsg/sendmsg) and must never block the loop.
   socket.non_blocking(true, ec);
   check("non-blocking mode on");
-  auto ch = std::shared_ptr<DatagramChannel>(new DatagramChannel(loop, std::move(socket), options));
+  auto ch = make<DatagramChannel>(loop, std::move(socket), options);
   if (loop.inEventLoop()) {
     ch->start(init);
     return ch;
   }
-  // Held by the task: a task dropped unrun (the loop shut down meanwhile) breaks the promise, so
-  // the wait below ends with std::future_error instead of hanging.
+  // Held by the task. A task the loop never runs (it shut down meanwhile) is destroyed with the
+  // loop's io_context, when the group is destroyed: that breaks the promise, and the wait below
+  // ends with std::future_error then. RejectedExecutionError comes at once when the group has
+  // already shut down.
   auto started = std::make_shared<std::promise<void>>();
   auto future = started->get_future();
   loop.execute([ch, init = std::move(init), started] {
@@ -129,9 +128,10 @@ std::shared_ptr<DatagramChannel> DatagramChannel::bind(EventLoopGroup& group,
 
 DatagramChannel::DatagramChannel(EventLoop& loop, Socket socket,
                                  const DatagramChannelOptions& options)
-    : Channel(loop, options.allocator != nullptr ? *options.allocator
-                                                 : ByteBufAllocator::defaultAllocator()),
-      loop_(&loop),
+    : EventLoopChannel(loop,
+                       options.allocator != nullptr ? *options.allocator
+                                                    : ByteBufAllocator::defaultAllocator(),
+                       options.writeBufferHighWaterMark, options.writeBufferLowWaterMark),
       socket_(std::move(socket)),
       options_(options) {
   validate(options);
@@ -142,26 +142,27 @@ DatagramChannel::DatagramChannel(EventLoop& loop, Socket socket,
   localAddress_ = ec ? std::string("?") : formatEndpoint(local_);
 }
 
-DatagramChannel::~DatagramChannel() { destroyPipeline(); }
-
-void DatagramChannel::submit(detail::OutboundTask& task) {
-  loop_->execute(std::move(task));  // posted as is: no std::function around it
-}
-
-bool DatagramChannel::runOnLoop(std::function<void()> fn) {
-  if (inEventLoop()) {
-    fn();
-    return true;
-  }
-  try {
-    loop_->execute([self = shared_from_this(), fn = std::move(fn)] { fn(); });
-    return true;
-  } catch (const RejectedExecutionError&) {
-    return false;
+DatagramChannel::~DatagramChannel() {
+  destroyPipeline();
+  // Destroyed while open (its group went away before it closed): the queued writes' listeners
+  // still hear of it, once (closed first and moved out, as SocketChannel's).
+  open_.store(false, std::memory_order_release);
+  std::deque<QueuedDatagram> queued = std::move(flushed_);
+  for (auto& d : unflushed_) queued.push_back(std::move(d));
+  flushed_.clear();
+  unflushed_.clear();
+  for (auto& d : queued) {
+    d.content = AnyByteBuf();
+    if (d.listener != nullptr) d.listener->operationComplete(ChannelErrc::closedBeforeWritten);
   }
 }
 
 void DatagramChannel::start(const Initializer& init) {
+  if (eventLoop().isShuttingDown()) {  // its hooks have run: nothing would ever close it
+    doClose();
+    throw RejectedExecutionError(fmt::format(
+        "DatagramChannel {}: the event loop is shutting down", localAddress_));
+  }
   if (init) {
     try {
       init(*this);
@@ -171,11 +172,10 @@ void DatagramChannel::start(const Initializer& init) {
     }
   }
   if (!open_) return;  // the initializer closed it: never counted in
-  loop_->channelOpened();
-  // The hook holds the channel: an open channel is owned by its loop until it closes (doClose
-  // removes the hook), as SocketChannel's.
-  shutdownHook_ = loop_->addShutdownHook([self = shared_from_this()] { self->closeGracefully(); });
-  active_ = true;
+  if (!registerOnLoop()) {  // the initializer ran into the shutdown
+    doClose();
+    return;
+  }
   pipeline().fireChannelActive();
   if (open_ && isAutoRead() && !reading_) waitReadable();
 }
@@ -330,24 +330,6 @@ void DatagramChannel::readBatch() {
 
 // ------------------------------------------------------------------ writing
 
-void DatagramChannel::addPending(std::size_t n) {
-  const std::size_t now = pendingBytes_.load(std::memory_order_relaxed) + n;
-  pendingBytes_.store(now, std::memory_order_relaxed);
-  if (now > options_.writeBufferHighWaterMark && writable_.load(std::memory_order_relaxed)) {
-    writable_.store(false, std::memory_order_relaxed);
-    pipeline().fireChannelWritabilityChanged();
-  }
-}
-
-void DatagramChannel::removePending(std::size_t n) {
-  const std::size_t now = pendingBytes_.load(std::memory_order_relaxed) - n;
-  pendingBytes_.store(now, std::memory_order_relaxed);
-  if (now < options_.writeBufferLowWaterMark && !writable_.load(std::memory_order_relaxed)) {
-    writable_.store(true, std::memory_order_relaxed);
-    pipeline().fireChannelWritabilityChanged();
-  }
-}
-
 void DatagramChannel::doWrite(Message msg, WriteListener* listener) {
   if (!open_) {
     if (listener != nullptr) listener->operationComplete(ChannelErrc::closed);
@@ -433,7 +415,7 @@ void DatagramChannel::writeFlushed() {
           std::static_pointer_cast<DatagramChannel>(weak_from_this().lock());
       if (self == nullptr) return;  // being destroyed: nothing could own the channel until then
       waitingWrite_ = true;
-      boost::asio::post(loop_->context(), [self = std::move(self)] {
+      boost::asio::post(eventLoop().context(), [self = std::move(self)] {
         self->waitingWrite_ = false;
         self->writeFlushed();
       });
@@ -493,36 +475,7 @@ void DatagramChannel::closeGracefully() {
 // ------------------------------------------------------------------ closing
 
 void DatagramChannel::onUnhandledException(std::exception_ptr error) noexcept {
-  std::string what = "non-standard exception";
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    what = e.what();
-  } catch (...) {
-  }
-  std::fprintf(stderr, "netbuf: datagram channel %s: %s (the channel stays open)\n",
-               localAddress_.c_str(), what.c_str());
-}
-
-void DatagramChannel::addCloseListener(std::function<void()> fn) {
-  auto run = [this, fn]() mutable {
-    if (!open_) {
-      fn();
-      return;
-    }
-    closeListeners_.push_back(std::move(fn));
-  };
-  if (!runOnLoop(run)) fn();  // the loop is gone: the channel will never run it
-}
-
-std::shared_future<void> DatagramChannel::closeFuture() {
-  std::lock_guard<std::mutex> lock(closeFutureMutex_);
-  if (closePromise_ == nullptr) {
-    closePromise_ = std::make_shared<std::promise<void>>();
-    closeFuture_ = closePromise_->get_future().share();
-    addCloseListener([p = closePromise_] { p->set_value(); });
-  }
-  return closeFuture_;
+  logException("unhandled exception", error, "the channel stays open");
 }
 
 void DatagramChannel::closeWithError(const std::error_code& ec) {
@@ -533,26 +486,7 @@ void DatagramChannel::closeWithError(const std::error_code& ec) {
 
 void DatagramChannel::doClose() {
   if (!open_) return;
-  // Removing the hook may drop the last owner. The channel must outlive this close and every
-  // frame above it (pipeline code that called close() still uses the pipeline), so the last
-  // reference is handed to a later loop task rather than dropped here (as SocketChannel does).
-  struct ReleaseLater {
-    std::shared_ptr<Channel> keep;
-    EventLoop* loop;
-    ~ReleaseLater() {
-      if (keep == nullptr) return;
-      try {
-        boost::asio::post(loop->context(), [k = std::move(keep)] {});
-      } catch (...) {  // the loop's io_context is gone (group teardown): release here
-      }
-    }
-  } releaseLater{weak_from_this().lock(), loop_};
-  open_ = false;
-  if (shutdownHook_ != 0) {  // set by start(): the channel counted itself in on its loop
-    loop_->removeShutdownHook(shutdownHook_);
-    loop_->channelClosed();
-    shutdownHook_ = 0;
-  }
+  CloseGuard guard = beginClose();
   boost::system::error_code ignored;
   socket_.close(ignored);
   readBuf_ = ByteBuf();
@@ -560,22 +494,12 @@ void DatagramChannel::doClose() {
     std::deque<QueuedDatagram> fail = std::move(*q);
     q->clear();
     for (auto& d : fail) {
-      pendingBytes_.store(pendingBytes_.load(std::memory_order_relaxed) - d.bytes,
-                          std::memory_order_relaxed);
+      dropPending(d.bytes);
       d.content = AnyByteBuf();
       if (d.listener != nullptr) d.listener->operationComplete(ChannelErrc::closedBeforeWritten);
     }
   }
-  if (active_) pipeline().fireChannelInactive();
-  active_ = false;
-  auto listeners = std::move(closeListeners_);
-  closeListeners_.clear();
-  for (auto& fn : listeners) {
-    try {
-      fn();
-    } catch (...) {
-    }
-  }
+  endClose();
 }
 
 }  // namespace netbuf

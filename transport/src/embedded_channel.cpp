@@ -136,4 +136,8 @@ void EmbeddedChannel::onUnhandledException(std::exception_ptr error) noexcept {
   if (!error_) error_ = std::move(error);
 }
 
+void EmbeddedChannel::onWriteFailure(std::exception_ptr error) noexcept {
+  if (!error_) error_ = std::move(error);
+}
+
 }  // namespace netbuf

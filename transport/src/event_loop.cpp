@@ -69,6 +69,7 @@ void EventLoop::removeShutdownHook(std::uint64_t id) noexcept {
 }
 
 void EventLoop::runShutdownHooks() noexcept {
+  shuttingDown_.store(true, std::memory_order_release);  // no hook is added from here on
   // A hook may remove itself (a channel closing): run a copy.
   auto hooks = shutdownHooks_;
   for (auto& h : hooks) {
@@ -186,6 +187,9 @@ void EventLoopGroup::shutdownGracefullyOnSignals(std::initializer_list<int> sign
   if (signals_ != nullptr) {
     throw IllegalStateError("EventLoopGroup::shutdownGracefullyOnSignals called twice");
   }
+  if (isShuttingDown()) {
+    throw IllegalStateError("EventLoopGroup::shutdownGracefullyOnSignals after the shutdown began");
+  }
   EventLoop& loop = *loops_.front();
   auto set = std::make_unique<boost::asio::signal_set>(loop.context());
   for (int sig : signals) set->add(sig);
@@ -224,7 +228,12 @@ void EventLoopGroup::shutdownGracefullyOnSignals(std::initializer_list<int> sign
       });
     }
   };
-  loop.execute([waiter = Waiter{this, raw, quietPeriod, timeout}]() mutable { waiter.arm(); });
+  try {
+    loop.execute([waiter = Waiter{this, raw, quietPeriod, timeout}]() mutable { waiter.arm(); });
+  } catch (const RejectedExecutionError&) {  // a shutdown began meanwhile
+    signals_.reset();
+    throw IllegalStateError("EventLoopGroup::shutdownGracefullyOnSignals after the shutdown began");
+  }
 }
 
 void EventLoopGroup::awaitTermination() {

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <initializer_list>
 #include <memory>
 #include <netbuf/transport/message.hpp>
 #include <string>
@@ -89,12 +90,34 @@ std::string_view templateName(const std::string& text) {
   return sp == std::string_view::npos ? t : t.substr(sp + 1);
 }
 
-bool isDefaultArg(const TypeNode& a) {
-  // Template arguments that the standard library fills in by default and nobody writes.
+/// Whether `a`, an argument of the standard template `owner`, is one the library fills in by
+/// default (std::allocator<T> of a container...), which nobody writes. Only those templates'
+/// trailing arguments are dropped: std::pair<int, std::less<int>> keeps its second one.
+bool isDefaultArg(std::string_view owner, const TypeNode& a) {
   if (a.pieces.size() != 1 || a.pieces[0].open != '<') return false;
   const std::string_view name = templateName(a.pieces[0].text);
-  return name == "std::allocator" || name == "std::char_traits" || name == "std::less" ||
-         name == "std::hash" || name == "std::equal_to" || name == "std::default_delete";
+  static constexpr std::string_view kAllocating[] = {
+      "std::vector", "std::deque", "std::list", "std::forward_list", "std::basic_string",
+      "std::map", "std::multimap", "std::set", "std::multiset", "std::unordered_map",
+      "std::unordered_multimap", "std::unordered_set", "std::unordered_multiset"};
+  auto among = [&](std::initializer_list<std::string_view> owners) {
+    for (std::string_view o : owners)
+      if (o == owner) return true;
+    return false;
+  };
+  if (name == "std::allocator") {
+    for (std::string_view o : kAllocating)
+      if (o == owner) return true;
+    return false;
+  }
+  if (name == "std::char_traits") return among({"std::basic_string", "std::basic_string_view"});
+  if (name == "std::less") return among({"std::map", "std::multimap", "std::set", "std::multiset"});
+  if (name == "std::hash" || name == "std::equal_to") {
+    return among({"std::unordered_map", "std::unordered_multimap", "std::unordered_set",
+                  "std::unordered_multiset"});
+  }
+  if (name == "std::default_delete") return owner == "std::unique_ptr";
+  return false;
 }
 
 /// Rewrites a name as a C++ programmer writes the type: library namespaces stripped of their ABI
@@ -108,8 +131,8 @@ void simplify(TypeNode& n) {
     }
     for (TypeNode& a : p.args) simplify(a);
     if (p.open != '<') continue;
-    while (p.args.size() > 1 && isDefaultArg(p.args.back())) p.args.pop_back();
     const std::string_view name = templateName(p.text);
+    while (p.args.size() > 1 && isDefaultArg(name, p.args.back())) p.args.pop_back();
     const std::size_t prefix = p.text.size() - name.size();
     auto rename = [&](const char* alias) {
       p.text = p.text.substr(0, prefix) + alias;

@@ -107,7 +107,9 @@ void Reconnector::onResult(std::shared_ptr<SocketChannel> ch, std::error_code ec
       std::lock_guard<std::mutex> lock(mutex_);
       failures = ++failures_;
     }
-    if (options_.maxAttempts != 0 && failures >= options_.maxAttempts) {
+    // The group is shutting down: no attempt can succeed any more.
+    const bool final = ec == ChannelErrc::rejected;
+    if (final || (options_.maxAttempts != 0 && failures >= options_.maxAttempts)) {
       stopped_.store(true, std::memory_order_release);
       if (options_.onGaveUp) options_.onGaveUp(ec);
       return;
@@ -117,6 +119,10 @@ void Reconnector::onResult(std::shared_ptr<SocketChannel> ch, std::error_code ec
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (isStopped()) {  // stop() ran since the check above: it could not see this channel
+      ch->close();
+      return;
+    }
     failures_ = 0;
     channel_ = ch;
   }

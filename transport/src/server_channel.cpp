@@ -5,6 +5,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdio>
+#include <thread>
+#include <utility>
 #include <netbuf/transport/server_channel.hpp>
 
 #include "detail/server_channel_state.hpp"
@@ -93,30 +95,35 @@ void ServerChannel::State::closeOnLoop() {
   closed.store(true, std::memory_order_release);
   if (closeDone) return;
   closeDone = true;
+  if (shutdownHook != 0) {
+    loop->removeShutdownHook(std::exchange(shutdownHook, 0));
+  }
   boost::system::error_code ignored;
   acceptor.close(ignored);
   if (shared->openAcceptors.fetch_sub(1, std::memory_order_acq_rel) == 1) shared->allClosed();
 }
 
 void ServerChannel::State::closeFromAnyThread() {
-  if (loop->inEventLoop()) return closeOnLoop();
-  std::promise<void> done;
-  auto f = done.get_future();
+  if (loop->inEventLoop() || loop->isTerminated()) return closeOnLoop();
+  const bool onOtherLoop = detail::tCurrentExecutor != nullptr;
+  auto done = std::make_shared<std::promise<void>>();
+  auto f = done->get_future();
   try {
-    loop->execute([self = shared_from_this(), &done] {
+    loop->execute([self = shared_from_this(), done] {
       self->closeOnLoop();
-      done.set_value();
+      done->set_value();
     });
   } catch (const RejectedExecutionError&) {
-    closeOnLoop();  // the loop has stopped: nothing else touches the acceptor
-    return;
+    // The loop is shutting down: its hooks have closed the acceptor, or will never run again
+    // once it has terminated; only then may another thread touch it.
+    if (onOtherLoop) return;
+    while (!loop->isTerminated()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return closeOnLoop();
   }
+  if (onOtherLoop) return;  // a loop must never wait for another: the task closes it
   // Wait for the loop, unless it stops first (then no thread touches the acceptor any more).
   while (f.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
-    if (group->isTerminated()) {
-      closeOnLoop();
-      return;
-    }
+    if (loop->isTerminated()) return closeOnLoop();
   }
 }
 
@@ -157,6 +164,20 @@ ServerChannel::ServerChannel(EventLoop& loop, std::vector<std::shared_ptr<State>
   closeFuture_ = shared_->closed.get_future().share();
 }
 
+void ServerChannel::Deleter::operator()(ServerChannel* s) const noexcept {
+  EventLoop& loop = *s->loop_;
+  if (loop.inEventLoop() || loop.isTerminated()) {
+    delete s;
+    return;
+  }
+  s->closeAcceptorsNow();
+  try {
+    boost::asio::post(loop.context(), [owned = std::unique_ptr<ServerChannel>(s)] {});
+  } catch (...) {  // the io_context is gone (group teardown): nothing runs on the loop
+    delete s;
+  }
+}
+
 ServerChannel::~ServerChannel() {
   closeAcceptorsNow();
   destroyPipeline();
@@ -169,8 +190,11 @@ void ServerChannel::start(const Initializer& init) {
   pipeline().fireChannelActive();
   for (auto& state : states_) {
     auto begin = [state] {
+      if (state->closeDone) return;
+      // A loop whose shutdown hooks have run would never close this acceptor: close it now.
+      if (state->loop->isShuttingDown()) return state->closeOnLoop();
       // Graceful shutdown of the group stops accepting first.
-      state->loop->addShutdownHook([weak = std::weak_ptr<State>(state)] {
+      state->shutdownHook = state->loop->addShutdownHook([weak = std::weak_ptr<State>(state)] {
         if (auto s = weak.lock()) s->closeOnLoop();
       });
       if (!state->accepting) state->acceptNext();
@@ -205,8 +229,8 @@ void ServerChannel::closeAcceptorsNow() noexcept {
   }
 }
 
-void ServerChannel::doWrite(Message, WriteListener* listener) {
-  if (listener != nullptr) listener->operationComplete(ChannelErrc::writeFailed);
+void ServerChannel::doWrite(Message, WriteListener*) {
+  // The pipeline fails the listener (ChannelErrc::writeFailed) with this.
   throw IllegalStateError(
       fmt::format("ServerChannel {} accepts connections; it does not write", localAddress_));
 }
@@ -220,7 +244,7 @@ void ServerChannel::doClose() {
     try {
       state->loop->execute([state] { state->closeOnLoop(); });
     } catch (const RejectedExecutionError&) {
-      state->closeOnLoop();  // its loop has stopped: nothing else touches the acceptor
+      // Its loop is shutting down: its shutdown hook has closed the acceptor already.
     }
   }
 }
@@ -249,15 +273,7 @@ void ServerChannel::onUnhandledMessage(Message msg) noexcept {
 }
 
 void ServerChannel::onUnhandledException(std::exception_ptr error) noexcept {
-  std::string what = "non-standard exception";
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    what = e.what();
-  } catch (...) {
-  }
-  std::fprintf(stderr, "netbuf: server channel %s: %s (accepting goes on)\n",
-               localAddress_.c_str(), what.c_str());
+  logException("unhandled exception", error, "accepting goes on");
 }
 
 void ServerChannel::closeChildren() {

@@ -1,8 +1,10 @@
 #include <fmt/format.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
+#include <cerrno>
 #include <cstring>
 #include "detail/endpoint_format.hpp"
 #include <netbuf/transport/socket_channel.hpp>
@@ -40,13 +42,14 @@ bool isQuietClose(const boost::system::error_code& ec) {
 
 std::shared_ptr<SocketChannel> SocketChannel::create(EventLoop& loop, Socket socket,
                                                      const ChannelOptions& options) {
-  return std::shared_ptr<SocketChannel>(new SocketChannel(loop, std::move(socket), options));
+  return make<SocketChannel>(loop, std::move(socket), options);
 }
 
 SocketChannel::SocketChannel(EventLoop& loop, Socket socket, const ChannelOptions& options)
-    : Channel(loop, options.allocator != nullptr ? *options.allocator
-                                                 : ByteBufAllocator::defaultAllocator()),
-      loop_(&loop),
+    : EventLoopChannel(loop,
+                       options.allocator != nullptr ? *options.allocator
+                                                    : ByteBufAllocator::defaultAllocator(),
+                       options.writeBufferHighWaterMark, options.writeBufferLowWaterMark),
       socket_(std::move(socket)),
       options_(options),
       readSizes_(readSizeTable(options.minReadSize, options.maxReadSize)) {
@@ -83,29 +86,16 @@ SocketChannel::SocketChannel(EventLoop& loop, Socket socket, const ChannelOption
 SocketChannel::~SocketChannel() {
   destroyPipeline();
   // Destroyed while open (its group went away before it closed): the queued writes' listeners
-  // still hear of it, once.
-  for (auto* q : {&flushed_, &unflushed_}) {
-    for (auto& w : *q) {
-      if (w.listener != nullptr) w.listener->operationComplete(ChannelErrc::closedBeforeWritten);
-    }
-    q->clear();
-  }
-}
-
-void SocketChannel::submit(detail::OutboundTask& task) {
-  loop_->execute(std::move(task));  // posted as is: no std::function around it
-}
-
-bool SocketChannel::runOnLoop(std::function<void()> fn) {
-  if (inEventLoop()) {
-    fn();
-    return true;
-  }
-  try {
-    loop_->execute([self = shared_from_this(), fn = std::move(fn)] { fn(); });
-    return true;
-  } catch (const RejectedExecutionError&) {
-    return false;
+  // still hear of it, once. Closed first and moved out, so that a listener that writes again
+  // finds the channel closed instead of a queue being walked.
+  open_.store(false, std::memory_order_release);
+  std::deque<QueuedWrite> queued = std::move(flushed_);
+  for (auto& w : unflushed_) queued.push_back(std::move(w));
+  flushed_.clear();
+  unflushed_.clear();
+  for (auto& w : queued) {
+    w.buf = AnyByteBuf();
+    if (w.listener != nullptr) w.listener->operationComplete(ChannelErrc::closedBeforeWritten);
   }
 }
 
@@ -124,17 +114,25 @@ void SocketChannel::start(const Initializer& init) {
   }
   // Writes are made directly (flush writes at once) and must never block the loop.
   socket_.non_blocking(true, ignored);
-  if (init) init(*this);
+  if (eventLoop().isShuttingDown()) {  // its hooks have run: nothing would ever close it
+    doClose();
+    return;
+  }
+  if (init) {
+    try {
+      init(*this);
+    } catch (...) {
+      doClose();  // never counted in: closes the socket only
+      throw;
+    }
+  }
   if (!open_) return;  // the initializer closed it (a connection limit): never counted in
-  loop_->channelOpened();
-  // The hook holds the channel: an open channel is owned by its loop until it closes (doClose
-  // removes the hook), as a Netty channel is registered with its event loop. Without that, a
-  // channel with reading off and no write in flight (no operation holding it) would be destroyed
-  // with its socket open once its other owners let go.
-  shutdownHook_ = loop_->addShutdownHook([self = shared_from_this()] { self->closeGracefully(); });
-  active_ = true;
+  if (!registerOnLoop()) {  // the initializer ran into the shutdown
+    doClose();
+    return;
+  }
   pipeline().fireChannelActive();
-  if (open_ && isAutoRead()) startRead();
+  if (open_ && isAutoRead() && !reading_) startRead();  // channelActive may have started one
 }
 
 // ------------------------------------------------------------------ reading
@@ -182,26 +180,9 @@ void SocketChannel::onRead(const boost::system::error_code& ec, std::size_t n, B
 
 // ------------------------------------------------------------------ writing
 
-void SocketChannel::addPending(std::size_t n) {
-  const std::size_t now = pendingBytes_.load(std::memory_order_relaxed) + n;
-  pendingBytes_.store(now, std::memory_order_relaxed);
-  if (now > options_.writeBufferHighWaterMark && writable_.load(std::memory_order_relaxed)) {
-    writable_.store(false, std::memory_order_relaxed);
-    pipeline().fireChannelWritabilityChanged();
-  }
-}
-
-void SocketChannel::removePending(std::size_t n) {
-  const std::size_t now = pendingBytes_.load(std::memory_order_relaxed) - n;
-  pendingBytes_.store(now, std::memory_order_relaxed);
-  if (now < options_.writeBufferLowWaterMark && !writable_.load(std::memory_order_relaxed)) {
-    writable_.store(true, std::memory_order_relaxed);
-    pipeline().fireChannelWritabilityChanged();
-  }
-}
-
 void SocketChannel::doWrite(Message msg, WriteListener* listener) {
-  if (!open_ || outputShutdown_.load(std::memory_order_relaxed) || shutdownOutputPending_) {
+  if (!open_.load(std::memory_order_relaxed) || outputShutdown_.load(std::memory_order_relaxed) ||
+      shutdownOutputPending_) {
     if (listener != nullptr) listener->operationComplete(ChannelErrc::closed);
     return;
   }
@@ -253,13 +234,12 @@ void SocketChannel::consumeWritten(std::size_t n) {
 
 void SocketChannel::writeFlushed() {
   if (!open_) return;
-  // A flush from a handler while the channel is being destroyed (its handlers are removed in the
-  // destructor) cannot wait for the socket: nothing could own the channel until the wait ends.
   inWrite_ = true;
   struct Reset {
     bool& flag;
     ~Reset() { flag = false; }
   } reset{inWrite_};
+  const int fd = socket_.native_handle();
   for (int spin = 0;; ++spin) {
     // Complete empty writes at the front.
     while (!flushed_.empty() && flushed_.front().remaining == 0) {
@@ -271,11 +251,11 @@ void SocketChannel::writeFlushed() {
     if (flushed_.empty()) break;
     if (spin == kWriteSpinCount) {
       // Long enough on this channel: let the loop run other work, then go on.
-      std::shared_ptr<SocketChannel> self = std::static_pointer_cast<SocketChannel>(
-          weak_from_this().lock());
-      if (self == nullptr) return;
+      std::shared_ptr<SocketChannel> self =
+          std::static_pointer_cast<SocketChannel>(weak_from_this().lock());
+      if (self == nullptr) return;  // being destroyed: nothing could own the channel until then
       waitingWrite_ = true;
-      boost::asio::post(loop_->context(), [self = std::move(self)] {
+      boost::asio::post(eventLoop().context(), [self = std::move(self)] {
         self->waitingWrite_ = false;
         self->writeFlushed();
       });
@@ -283,42 +263,47 @@ void SocketChannel::writeFlushed() {
     }
     iov_.clear();
     std::size_t offered = 0;
+    auto add = [&](const void* p, std::size_t n) {
+      iov_.push_back(iovec{const_cast<void*>(p), n});
+      offered += n;
+    };
     for (auto& w : flushed_) {
       if (iov_.size() >= kMaxIovecs) break;
       if (auto* b = std::get_if<ByteBuf>(&w.buf)) {
-        if (b->isReadable()) {
-          iov_.push_back(b->readableBuffer());
-          offered += iov_.back().size();
-        }
+        if (b->isReadable()) add(b->readableBuffer().data(), b->readableBytes());
       } else {
         for (const auto& piece : std::get<CompositeByteBuf>(w.buf).readableBuffers()) {
           if (iov_.size() >= kMaxIovecs) break;
-          iov_.push_back(piece);
-          offered += piece.size();
+          add(piece.data(), piece.size());
         }
       }
     }
-    boost::system::error_code ec;
-    const std::size_t n = socket_.write_some(iov_, ec);
-    if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again) {
-      waitWritable();
-      return;
+    msghdr mh{};
+    mh.msg_iov = iov_.data();
+    mh.msg_iovlen = iov_.size();
+    // MSG_NOSIGNAL: a peer that went away is EPIPE here, never a SIGPIPE for the process.
+    const ssize_t n = ::sendmsg(fd, &mh, MSG_NOSIGNAL);
+    if (n < 0) {
+      const int err = errno;
+      if (err == EINTR) continue;
+      if (err == EAGAIN || err == EWOULDBLOCK) return waitWritable();
+      return closeWithError(boost::system::error_code(err, boost::system::system_category()));
     }
-    if (ec) return closeWithError(ec);
-    consumeWritten(n);
+    const auto written = static_cast<std::size_t>(n);
+    consumeWritten(written);
     if (!open_) return;
-    if (n < offered) {  // the socket's buffer is full: the next writev would only say EAGAIN
-      waitWritable();
-      return;
-    }
+    // The socket's buffer is full: the next sendmsg would only say EAGAIN.
+    if (written < offered) return waitWritable();
   }
   afterDrained();
 }
 
 void SocketChannel::waitWritable() {
+  // A flush from a handler while the channel is being destroyed (its handlers are removed in the
+  // destructor) cannot wait for the socket: nothing could own the channel until the wait ends.
   std::shared_ptr<SocketChannel> self =
       std::static_pointer_cast<SocketChannel>(weak_from_this().lock());
-  if (self == nullptr) return;  // being destroyed: nothing could own the channel until then
+  if (self == nullptr) return;
   waitingWrite_ = true;
   socket_.async_wait(Socket::wait_write,
                      [self = std::move(self)](const boost::system::error_code& ec) {
@@ -363,27 +348,6 @@ void SocketChannel::shutdownOutput() {
 
 // ------------------------------------------------------------------ closing
 
-void SocketChannel::addCloseListener(std::function<void()> fn) {
-  auto run = [this, fn]() mutable {
-    if (!open_) {
-      fn();
-      return;
-    }
-    closeListeners_.push_back(std::move(fn));
-  };
-  if (!runOnLoop(run)) fn();  // the loop is gone: the channel will never run it
-}
-
-std::shared_future<void> SocketChannel::closeFuture() {
-  std::lock_guard<std::mutex> lock(closeFutureMutex_);
-  if (closePromise_ == nullptr) {
-    closePromise_ = std::make_shared<std::promise<void>>();
-    closeFuture_ = closePromise_->get_future().share();
-    addCloseListener([p = closePromise_] { p->set_value(); });
-  }
-  return closeFuture_;
-}
-
 void SocketChannel::closeWithError(const boost::system::error_code& ec) {
   if (!isQuietClose(ec)) {
     pipeline().fireExceptionCaught(std::make_exception_ptr(
@@ -394,47 +358,19 @@ void SocketChannel::closeWithError(const boost::system::error_code& ec) {
 
 void SocketChannel::doClose() {
   if (!open_) return;
-  // Removing the hook may drop the last owner. The channel must outlive this close and every
-  // frame above it (pipeline code that called close() still uses the pipeline), so the last
-  // reference is handed to a later loop task rather than dropped here.
-  struct ReleaseLater {
-    std::shared_ptr<Channel> keep;
-    EventLoop* loop;
-    ~ReleaseLater() {
-      if (keep == nullptr) return;
-      try {
-        boost::asio::post(loop->context(), [k = std::move(keep)] {});
-      } catch (...) {  // the loop's io_context is gone (group teardown): release here
-      }
-    }
-  } releaseLater{weak_from_this().lock(), loop_};
-  open_ = false;
-  if (shutdownHook_ != 0) {  // set by start(): the channel counted itself in on its loop
-    loop_->removeShutdownHook(shutdownHook_);
-    loop_->channelClosed();
-    shutdownHook_ = 0;
-  }
+  CloseGuard guard = beginClose();
   boost::system::error_code ignored;
   socket_.close(ignored);
   for (auto* q : {&flushed_, &unflushed_}) {
     std::deque<QueuedWrite> fail = std::move(*q);
     q->clear();
     for (auto& w : fail) {
-      pendingBytes_.store(pendingBytes_.load(std::memory_order_relaxed) - w.remaining,
-                          std::memory_order_relaxed);
+      dropPending(w.remaining);
+      w.buf = AnyByteBuf();
       if (w.listener != nullptr) w.listener->operationComplete(ChannelErrc::closedBeforeWritten);
     }
   }
-  if (active_) pipeline().fireChannelInactive();
-  active_ = false;
-  auto listeners = std::move(closeListeners_);
-  closeListeners_.clear();
-  for (auto& fn : listeners) {
-    try {
-      fn();
-    } catch (...) {
-    }
-  }
+  endClose();
 }
 
 }  // namespace netbuf

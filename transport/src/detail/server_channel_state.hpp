@@ -51,6 +51,7 @@ struct ServerChannel::State : std::enable_shared_from_this<ServerChannel::State>
   bool accepting = false;  // an async_accept is pending
   bool paused = false;     // the server's autoRead is off
   bool closeDone = false;  // the acceptor was closed and counted out
+  std::uint64_t shutdownHook = 0;  // on loop, while accepting
   std::atomic<std::size_t> accepted{0};
   std::atomic<bool> closed{false};
   std::mutex childrenMutex;  // children are registered from every loop
@@ -61,9 +62,11 @@ struct ServerChannel::State : std::enable_shared_from_this<ServerChannel::State>
                 EventLoop& child);
   /// An accept error or a failed child: to the server's pipeline (on the server's loop).
   void reportError(std::exception_ptr error);
-  /// Closes the acceptor and counts it out (once). Loop thread (or once the loop has stopped).
+  /// Closes the acceptor and counts it out (once). Loop thread, or once the loop has terminated.
   void closeOnLoop();
-  /// closeOnLoop() on the loop, waiting for it from another thread (the destructor's path).
+  /// closeOnLoop() on the loop. From a thread that is not one of the group's loops it waits for
+  /// it (so that the caller knows accepting has stopped); from a loop thread it only hands it over
+  /// (a loop must never wait for another).
   void closeFromAnyThread();
 };
 

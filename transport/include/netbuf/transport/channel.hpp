@@ -193,6 +193,14 @@ class Channel : public std::enable_shared_from_this<Channel> {
   /// An exception that reached the tail. Default: logged to stderr with the channel's addresses,
   /// then the channel is closed.
   virtual void onUnhandledException(std::exception_ptr error) noexcept;
+  /// A write that threw (a MessageTypeError at the socket, an encoder's EncoderError) after its
+  /// listener heard of it. Default: logged to stderr with the channel's addresses; the channel
+  /// stays open (the caller decides, as Netty's failed promise leaves it to the listener).
+  virtual void onWriteFailure(std::exception_ptr error) noexcept;
+  /// Writes "netbuf: <what> on channel L -> R: <the exception's message> (<consequence>)" to
+  /// stderr (what the defaults above and the other channels' overrides log).
+  void logException(const char* what, const std::exception_ptr& error,
+                    const char* consequence) const noexcept;
 
   /// Hands an outbound task to the loop (the off-loop path of write/flush/close). Throws
   /// RejectedExecutionError when the loop has shut down (the task is then left untouched). The

@@ -13,6 +13,7 @@
 //     handlerRemoved          -> std::errc::operation_canceled
 //     rejected                -> std::errc::operation_canceled
 //     writeTimeout            -> std::errc::timed_out
+//     initializerFailed       -> std::errc::operation_canceled
 
 #include <string>
 #include <system_error>
@@ -38,6 +39,9 @@ enum class ChannelErrc : int {
   rejected,
   /// WriteTimeoutHandler: the write was not written within its timeout.
   writeTimeout,
+  /// A connection was made but the bootstrap's handler (the channel's initializer) threw: the
+  /// channel was closed (the exception is logged by the loop).
+  initializerFailed,
 };
 
 const std::error_category& channelCategory() noexcept;

@@ -13,7 +13,7 @@
 // Membership: channels are held by std::shared_ptr (the group keeps its members alive) and compared
 // by identity. add() refuses a channel that is already in the group or already closed. A closed
 // channel leaves the group by itself:
-//   - a SocketChannel at once: add() registers a close listener (addCloseListener) that removes
+//   - a SocketChannel or DatagramChannel at once: add() registers a close listener that removes
 //     it. The listener holds only a weak reference to the group, so the group may be destroyed
 //     first. A channel removed and added again carries one listener per add() until it closes.
 //   - any other channel (ServerChannel, EmbeddedChannel, your own) has no close notification, so
@@ -35,10 +35,10 @@
 //   - Any other message type must be copy constructible: each channel gets a copy (the last one
 //     gets the original, moved). A Message cannot be broadcast (its type is erased, so it cannot be
 //     copied): pass the value itself.
-// close() closes every member. A SocketChannel counts as done once it has closed (its close
+// close() closes every member. A socket channel counts as done once it has closed (its close
 // listeners run); any other channel once its close has run on its loop (a ServerChannel with
 // acceptors on other loops finishes closing them shortly after: its closeFuture() says when).
-// Members are not removed by close() itself: SocketChannels leave through their close listeners,
+// Members are not removed by close() itself: socket channels leave through their close listeners,
 // others at the next query.
 //
 // Errors: a write's failure (ChannelErrc::closed for a channel that closed meanwhile, rejected for

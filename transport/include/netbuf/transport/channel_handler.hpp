@@ -18,8 +18,9 @@
 // Exceptions: an exception thrown by an inbound method goes to the same handler's
 // exceptionCaught(); one thrown by write() fails that write (its WriteListener gets
 // ChannelErrc::writeFailed, or unsupportedMessageType for a MessageTypeError) and goes on to the
-// channel's unhandled-exception path (a socket channel logs it and closes) or, without a
-// listener, goes to exceptionCaught(). An exception reaching the tail is handled by the channel
+// channel's write-failure path (logged; the channel stays open) or, without a listener, goes to
+// exceptionCaught(). A handler that has handed a write's listener on (ctx.write(msg, listener))
+// must not throw afterwards: the listener would hear of that write twice. An exception reaching the tail is handled by the channel
 // (logged and the channel closed, for a socket).
 
 #include <cstddef>

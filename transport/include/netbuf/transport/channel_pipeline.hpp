@@ -20,7 +20,8 @@
 // through inbound and are skipped, and the other way round for the outbound direction. A mismatch
 // is refused with IllegalArgumentError naming both handlers and both types, as written in C++
 // (std::string, not its mangled expansion). A handler that declares nothing (a plain
-// ChannelHandler) may produce anything: the check accepts whatever follows it.
+// ChannelHandler) may produce anything: the check accepts whatever follows it. remove() checks the
+// same way that the handlers left on either side still match.
 //
 // Threading: a pipeline belongs to its channel's loop thread. Building and querying it (add*,
 // remove, replace, get, context, names) and firing inbound events from another thread throw
@@ -71,7 +72,8 @@ class ChannelPipeline {
     addLast(std::move(name), std::move(h));
     return ref;
   }
-  /// Removes the named handler (destroyed once no event is passing through it).
+  /// Removes the named handler (destroyed once no event is passing through it). Refused with
+  /// IllegalArgumentError, naming both, when its neighbours' types would not match without it.
   ChannelPipeline& remove(std::string_view name);
   /// Replaces the named handler by a new one under newName, in the same place.
   ChannelPipeline& replace(std::string_view oldName, std::string newName,
@@ -131,6 +133,7 @@ class ChannelPipeline {
   static void channelClose(Channel& ch);
   static void channelUnhandledMessage(Channel& ch, Message msg) noexcept;
   static void channelUnhandledException(Channel& ch, std::exception_ptr error) noexcept;
+  static void channelWriteFailure(Channel& ch, std::exception_ptr error) noexcept;
 
   /// Throws IllegalStateError naming `what` unless called on the channel's loop.
   void checkInLoop(const char* what) const;
@@ -148,6 +151,10 @@ class ChannelPipeline {
   void insert(ChannelHandlerContext* prev, ChannelHandlerContext* next, std::string name,
               std::unique_ptr<ChannelHandler> handler);
   void unlink(ChannelHandlerContext& ctx);
+  /// Refuses (IllegalArgumentError) a removal that would link mismatched handlers.
+  void checkRemoval(const ChannelHandlerContext& ctx) const;
+  /// Unlinks ctx, calls handlerRemoved; destroyed once no event passes through it.
+  void removeContext(ChannelHandlerContext& ctx);
   /// Removes every user handler, tail to head (handlerRemoved on each), and destroys them.
   void clear() noexcept;
   /// Checks ctx, about to sit between prev and next, against the handlers its messages reach in

@@ -87,6 +87,7 @@
 #include <netbuf/transport/channel.hpp>
 #include <netbuf/transport/datagram_packet.hpp>
 #include <netbuf/transport/event_loop.hpp>
+#include <netbuf/transport/event_loop_channel.hpp>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -127,7 +128,7 @@ class DatagramTruncatedError : public Error {
   boost::asio::ip::udp::endpoint sender_;
 };
 
-class DatagramChannel final : public Channel {
+class DatagramChannel final : public EventLoopChannel {
  public:
   /// The largest UDP payload (IPv6 without jumbograms: 65535 - 8; IPv4's is 65507).
   static constexpr std::size_t kMaxDatagramSize = 65527;
@@ -155,13 +156,6 @@ class DatagramChannel final : public Channel {
     return std::static_pointer_cast<DatagramChannel>(Channel::shared_from_this());
   }
 
-  EventLoop& eventLoop() const noexcept { return *loop_; }
-  bool isOpen() const noexcept override { return open_.load(std::memory_order_acquire); }
-  /// Open and started (bound and reading when autoRead is on).
-  bool isActive() const noexcept override {
-    return open_.load(std::memory_order_acquire) && active_.load(std::memory_order_acquire);
-  }
-  bool isWritable() const noexcept override { return writable_.load(std::memory_order_relaxed); }
   /// True once connect() has fixed the peer.
   bool isConnected() const noexcept { return connected_.load(std::memory_order_acquire); }
 
@@ -186,17 +180,7 @@ class DatagramChannel final : public Channel {
   void connect(const std::string& address, unsigned short port);
 
   /// Flushes what is queued and closes once it has been sent (what graceful shutdown does).
-  void closeGracefully();
-  /// Runs fn on the loop once the channel has closed (at once if it already has).
-  void addCloseListener(std::function<void()> fn);
-  /// Ready once the channel has closed (after channelInactive and the close listeners). Wait on
-  /// it from a thread that is not the channel's loop.
-  std::shared_future<void> closeFuture();
-
-  /// Bytes written but not yet handed to the socket (what the water marks compare).
-  std::size_t pendingWriteBytes() const noexcept {
-    return pendingBytes_.load(std::memory_order_relaxed);
-  }
+  void closeGracefully() override;
   /// Received datagrams dropped because they were larger than readBufferSize.
   std::uint64_t truncatedDatagrams() const noexcept {
     return truncated_.load(std::memory_order_relaxed);
@@ -208,10 +192,9 @@ class DatagramChannel final : public Channel {
   /// The options the channel was bound with.
   const DatagramChannelOptions& options() const noexcept { return options_; }
 
- protected:
-  void submit(detail::OutboundTask& task) override;
-
  private:
+  friend class EventLoopChannel;  // make()
+
   struct QueuedDatagram {
     AnyByteBuf content;
     Endpoint recipient;
@@ -240,14 +223,9 @@ class DatagramChannel final : public Channel {
   int sendOne(QueuedDatagram& d);
   void waitWritable();
   void afterDrained();
-  void addPending(std::size_t n);
-  void removePending(std::size_t n);
   void connectOnLoop(const Endpoint& peer, std::error_code& ec);
   void closeWithError(const std::error_code& ec);
-  /// Runs fn on the loop now (on the loop) or as a task; false when the loop has shut down.
-  bool runOnLoop(std::function<void()> fn);
 
-  EventLoop* loop_;
   Socket socket_;
   DatagramChannelOptions options_;
   Endpoint local_;
@@ -259,22 +237,13 @@ class DatagramChannel final : public Channel {
   std::vector<iovec> iov_;  // reused gather list of a composite's send
   std::deque<QueuedDatagram> unflushed_;
   std::deque<QueuedDatagram> flushed_;
-  std::vector<std::function<void()>> closeListeners_;
-  std::atomic<std::size_t> pendingBytes_{0};  // written on the loop only
   std::atomic<std::uint64_t> truncated_{0};
   std::atomic<std::uint64_t> failedSends_{0};
-  std::atomic<bool> open_{true};
-  std::atomic<bool> active_{false};
-  std::atomic<bool> writable_{true};
   std::atomic<bool> connected_{false};
   bool reading_ = false;       // a wait for readability is pending
   bool inWrite_ = false;       // writeFlushed() is on the stack: a nested flush only queues
   bool waitingWrite_ = false;  // a wait for writability (or a yield) is pending: flush only queues
   bool closeWhenDrained_ = false;
-  std::uint64_t shutdownHook_ = 0;  // on loop_, while open
-  std::mutex closeFutureMutex_;
-  std::shared_ptr<std::promise<void>> closePromise_;  // made by the first closeFuture()
-  std::shared_future<void> closeFuture_;
 };
 
 }  // namespace netbuf

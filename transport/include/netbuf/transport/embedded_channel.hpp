@@ -138,6 +138,8 @@ class EmbeddedChannel final : public ChannelExecutor, public Channel {
   void doClose() override;
   void onUnhandledMessage(Message msg) noexcept override;
   void onUnhandledException(std::exception_ptr error) noexcept override;
+  /// Recorded like an unhandled exception (checkException() rethrows it).
+  void onWriteFailure(std::exception_ptr error) noexcept override;
 
   std::deque<Message> inbound_;
   std::deque<Message> outbound_;

@@ -121,6 +121,10 @@ class EventLoop final : public ChannelExecutor {
   /// open SocketChannel's hook is what keeps the channel alive while it is open.
   std::uint64_t addShutdownHook(std::function<void()> fn);
   void removeShutdownHook(std::uint64_t id) noexcept;
+  /// True once the group's graceful shutdown has run this loop's hooks: a channel, acceptor or
+  /// connection attempt that would start now would never be closed by them, so it closes (or
+  /// fails with ChannelErrc::rejected) instead. Any thread.
+  bool isShuttingDown() const noexcept { return shuttingDown_.load(std::memory_order_acquire); }
   /// Open channels on this loop that graceful shutdown waits for (channels count themselves in
   /// and out; readable from any thread).
   void channelOpened() noexcept { channels_.fetch_add(1, std::memory_order_relaxed); }
@@ -180,6 +184,7 @@ class EventLoop final : public ChannelExecutor {
   std::thread thread_;
   std::size_t index_;
   std::atomic<bool> accepting_{true};
+  std::atomic<bool> shuttingDown_{false};
   std::atomic<bool> terminated_{false};
   std::atomic<int> submitting_{0};
   std::atomic<std::size_t> pending_{0};

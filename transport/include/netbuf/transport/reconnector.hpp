@@ -13,7 +13,7 @@
 // server do not retry in step). A successful connection resets the wait to initialDelay; when it
 // closes (the peer went away, an error, a handler's close), the next attempt follows after
 // initialDelay. maxAttempts (0: unlimited) bounds the failed attempts in a row; reaching it ends
-// the reconnector (onGaveUp).
+// the reconnector (onGaveUp), and so does the group's shutdown (onGaveUp(ChannelErrc::rejected)).
 //
 // Callbacks run on the loop of the attempt: onConnected(channel) after the channel is active (the
 // Bootstrap's handler has built its pipeline), onDisconnected() after it closed, onGaveUp(error)
@@ -21,8 +21,8 @@
 //
 // Threading and lifetime: start() returns a shared handle; channel(), attempts(), isStopped() and
 // stop() may be called from any thread. The reconnector keeps itself alive while it has work (a
-// pending attempt, a timer, an open channel); stop() ends that. The EventLoopGroup must outlive it
-// or be shut down (a shutdown ends it: attempts are no longer possible).
+// pending attempt, a timer, an open channel); stop() ends that. A graceful shutdown of the group
+// closes its channel and ends it; call stop() before the group is destroyed, or not at all after.
 
 #include <atomic>
 #include <chrono>

@@ -25,9 +25,10 @@
 // is ready once the server has stopped accepting (close(), or the group's graceful shutdown):
 //     server->closeFuture().wait();   // a server's main: returns when the group shuts down
 //
-// Ownership and lifetime: bind returns a std::shared_ptr. Destroying the last reference stops
-// accepting (the destructor closes the acceptors, waiting for their loops when called from another
-// thread); accepted channels stay open (closeChildren() closes them) and are owned by their loops.
+// Ownership and lifetime: bind returns a std::shared_ptr. Dropping the last reference stops
+// accepting (at once, waiting for the acceptors' loops, when it is dropped on a thread that is not
+// one of the group's; handed to them from a loop thread) and the channel is then destroyed on its
+// loop; accepted channels stay open (closeChildren() closes them) and are owned by their loops.
 // A ServerChannel must not outlive its EventLoopGroup: release it (or let shutdownGracefully close
 // it, then release it) before the group is destroyed, since its acceptors belong to the group's
 // io_contexts. A Unix domain socket's path is removed when the server stops accepting.
@@ -89,6 +90,12 @@ class ServerChannel final : public Channel {
  private:
   friend class ServerBootstrap;
   struct Shared;
+  /// The shared_ptr's deleter: the last reference dropped off the server's loop first stops
+  /// accepting (waiting for it, from a thread that is not a loop), then hands the destruction to
+  /// the loop, which may be running one of the pipeline's handlers.
+  struct Deleter {
+    void operator()(ServerChannel* s) const noexcept;
+  };
 
   ServerChannel(EventLoop& loop, std::vector<std::shared_ptr<State>> states,
                 std::shared_ptr<Shared> shared);

@@ -13,13 +13,14 @@
 // with ChannelErrc::unsupportedMessageType and a MessageTypeError naming the type: put an encoder in
 // the pipeline). flush() writes at once, as Netty's does: when no earlier write is waiting for the
 // socket, it hands everything queued to the socket in non-blocking gather writes (up to kMaxIovecs
-// buffers per writev; composites count their components; no copy), and only when the socket's
-// buffer is full does it wait for the socket to become writable and go on from there. So a flush
+// buffers per sendmsg, called directly: Asio's own gather write stops at 64 buffers; composites
+// count their components; no copy), and only when the socket's buffer is full does it wait for
+// the socket to become writable and go on from there. So a flush
 // in the middle of a long task on the loop sends its bytes then, not when the task ends. A write's
 // WriteListener is notified when its last byte has been handed to the socket (possibly before
 // flush() returns), or with ChannelErrc::closedBeforeWritten when the channel closes first;
 // listeners are the caller's objects, so writes allocate nothing for their completion. One flush
-// makes at most kWriteSpinCount writev calls, then yields to the loop's other work and goes on in
+// makes at most kWriteSpinCount sendmsg calls, then yields to the loop's other work and goes on in
 // a later loop turn (Netty's writeSpinCount).
 //
 // Backpressure: bytes written but not yet on the socket are counted; above the high water mark
@@ -38,10 +39,12 @@
 // isOutputShutdown, pendingWriteBytes, the addresses and closeFuture from any thread too.
 // nextReadSize() and the pipeline belong to the loop.
 //
-// Lifetime: channels are held by std::shared_ptr. While open, a started channel is owned by its
-// loop (its shutdown hook holds one), and pending socket operations hold one too, so a channel
-// lives until it is closed and its operations have completed, whoever else lets go; the loop's
-// reference is released by a later loop task, never inside the close.
+// Lifetime (EventLoopChannel's): channels are held by std::shared_ptr. While open, a started
+// channel is owned by its loop, and pending socket operations hold one too, so a channel lives
+// until it is closed and its operations have completed, whoever else lets go; it is destroyed on
+// its loop.
+
+#include <sys/uio.h>
 
 #include <atomic>
 #include <boost/asio/generic/stream_protocol.hpp>
@@ -57,6 +60,7 @@
 #include <netbuf/buffer/any_byte_buf.hpp>
 #include <netbuf/transport/channel.hpp>
 #include <netbuf/transport/event_loop.hpp>
+#include <netbuf/transport/event_loop_channel.hpp>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -78,10 +82,10 @@ struct ChannelOptions {
   ByteBufAllocator* allocator = nullptr;  ///< nullptr: the default allocator
 };
 
-class SocketChannel final : public Channel {
+class SocketChannel final : public EventLoopChannel {
  public:
   static constexpr std::size_t kMaxIovecs = 1024;  // IOV_MAX on Linux
-  /// writev calls one flush makes before it lets the loop run other work (Netty's default).
+  /// sendmsg calls one flush makes before it lets the loop run other work (Netty's default).
   static constexpr int kWriteSpinCount = 16;
 
   using Socket = boost::asio::generic::stream_protocol::socket;
@@ -101,6 +105,9 @@ class SocketChannel final : public Channel {
                                                const ChannelOptions& options) {
     return create(loop, Socket(std::move(socket)), options);
   }
+  /// Applies the options, runs init, fires channelActive and starts reading (loop thread). When
+  /// the loop is shutting down the channel is closed instead (init does not run); when init
+  /// throws, the channel is closed and the exception goes on to the caller.
   void start(const Initializer& init);
   ~SocketChannel() override;
 
@@ -108,12 +115,6 @@ class SocketChannel final : public Channel {
     return std::static_pointer_cast<SocketChannel>(Channel::shared_from_this());
   }
 
-  EventLoop& eventLoop() const noexcept { return *loop_; }
-  bool isOpen() const noexcept override { return open_.load(std::memory_order_acquire); }
-  bool isActive() const noexcept override {
-    return open_.load(std::memory_order_acquire) && active_.load(std::memory_order_acquire);
-  }
-  bool isWritable() const noexcept override { return writable_.load(std::memory_order_relaxed); }
   /// "127.0.0.1:8080", "[::1]:8080", or a Unix socket's path ("@name" for an abstract one,
   /// "(unnamed)" for an unbound client end). Taken when the channel is made: any thread.
   std::string localAddress() const override { return localAddress_; }
@@ -124,28 +125,17 @@ class SocketChannel final : public Channel {
   boost::asio::ip::tcp::endpoint localEndpoint() const noexcept { return localTcp_; }
   boost::asio::ip::tcp::endpoint remoteEndpoint() const noexcept { return remoteTcp_; }
 
-  /// Flushes what is queued and closes once it has been written (what graceful shutdown does).
-  void closeGracefully();
+  void closeGracefully() override;
   /// Half-close: flushes what is queued, then shuts the socket's write side down.
   void shutdownOutput();
   bool isOutputShutdown() const noexcept { return outputShutdown_.load(std::memory_order_acquire); }
-  /// Runs fn on the loop once the channel has closed (at once if it already has).
-  void addCloseListener(std::function<void()> fn);
-  /// Ready once the channel has closed (after channelInactive and the close listeners). Wait on
-  /// it from a thread that is not the channel's loop.
-  std::shared_future<void> closeFuture();
 
-  /// Bytes written but not yet handed to the socket (what the water marks compare).
-  std::size_t pendingWriteBytes() const noexcept {
-    return pendingBytes_.load(std::memory_order_relaxed);
-  }
   /// The size the next read's buffer will have (loop thread).
   std::size_t nextReadSize() const noexcept { return readSizes_[readSizeIndex_]; }
 
- protected:
-  void submit(detail::OutboundTask& task) override;
-
  private:
+  friend class EventLoopChannel;  // make()
+
   struct QueuedWrite {
     AnyByteBuf buf;
     std::size_t remaining;  // bytes of buf still to write
@@ -164,20 +154,17 @@ class SocketChannel final : public Channel {
   void onRead(const boost::system::error_code& ec, std::size_t n, ByteBuf buf);
   void recordReadSize(std::size_t n) noexcept;
   /// Writes what is flushed until the socket would block (then waits for it to be writable), the
-  /// queue is empty, or kWriteSpinCount writev calls were made (then goes on in a later loop turn).
+  /// queue is empty, or kWriteSpinCount sendmsg calls were made (then goes on in a later loop
+  /// turn).
   void writeFlushed();
   /// What follows a drained queue: a pending graceful close or output shutdown.
   void afterDrained();
   /// Accounts n bytes written: advances and completes the queued writes they cover.
   void consumeWritten(std::size_t n);
+  /// Waits for the socket to take more (its buffer was full), then goes on with writeFlushed().
   void waitWritable();
-  void addPending(std::size_t n);
-  void removePending(std::size_t n);
   void closeWithError(const boost::system::error_code& ec);
-  /// Runs fn on the loop now (on the loop) or as a task; false when the loop has shut down.
-  bool runOnLoop(std::function<void()> fn);
 
-  EventLoop* loop_;
   Socket socket_;
   ChannelOptions options_;
   std::string localAddress_;
@@ -190,22 +177,13 @@ class SocketChannel final : public Channel {
   bool decreaseNow_ = false;
   std::deque<QueuedWrite> unflushed_;
   std::deque<QueuedWrite> flushed_;
-  std::vector<boost::asio::const_buffer> iov_;  // reused gather list
-  std::vector<std::function<void()>> closeListeners_;
-  std::atomic<std::size_t> pendingBytes_{0};  // written on the loop only
-  std::atomic<bool> open_{true};
-  std::atomic<bool> active_{false};
-  std::atomic<bool> writable_{true};
+  std::vector<iovec> iov_;  // reused gather list
   std::atomic<bool> outputShutdown_{false};
   bool reading_ = false;
   bool inWrite_ = false;       // writeFlushed() is on the stack: a nested flush only queues
   bool waitingWrite_ = false;  // a wait for writability (or a yield) is pending: flush only queues
   bool shutdownOutputPending_ = false;
   bool closeWhenDrained_ = false;
-  std::uint64_t shutdownHook_ = 0;  // on loop_, while open
-  std::mutex closeFutureMutex_;
-  std::shared_ptr<std::promise<void>> closePromise_;  // made by the first closeFuture()
-  std::shared_future<void> closeFuture_;
 };
 
 }  // namespace netbuf

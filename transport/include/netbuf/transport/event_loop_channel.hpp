@@ -1,0 +1,133 @@
+#pragma once
+// EventLoopChannel: what every socket channel on an EventLoop shares (Netty's AbstractChannel):
+// SocketChannel (TCP, Unix domain) and DatagramChannel (UDP) derive from it.
+//
+//  - Ownership by the loop: once started (registerOnLoop), an open channel is owned by its loop
+//    through a graceful-shutdown hook (which closes it gracefully) and counted in the loop's open
+//    channels, until it closes; the close hands the loop's reference to a later loop task, never
+//    dropping it inside the close, so the channel outlives the pipeline code that closed it. A
+//    loop that is shutting down (its hooks have run) starts no new channel: it would never be
+//    closed by them.
+//  - Destruction on the loop: channels are made with make(), whose deleter destroys a channel on
+//    its loop when the last reference goes elsewhere (the pipeline's handlers, their timers and
+//    the socket are the loop's), or at once when the loop no longer runs.
+//  - Operations from any thread: submit() posts Channel's off-loop tasks to the loop as they are;
+//    runOnLoop() runs the subclass's own operations (closeGracefully, shutdownOutput...) there.
+//  - Close listeners and closeFuture(); the water marks on the bytes written but not yet handed
+//    to the socket (isWritable, channelWritabilityChanged).
+//
+// Threading: the accessors marked "any thread" may be called anywhere; the protected helpers on
+// the loop thread, as the subclass's I/O.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <netbuf/transport/channel.hpp>
+#include <netbuf/transport/event_loop.hpp>
+#include <utility>
+#include <vector>
+
+namespace netbuf {
+
+class EventLoopChannel : public Channel {
+ public:
+  EventLoop& eventLoop() const noexcept { return *loop_; }
+  /// Any thread.
+  bool isOpen() const noexcept override { return open_.load(std::memory_order_acquire); }
+  /// Open and started. Any thread.
+  bool isActive() const noexcept override {
+    return open_.load(std::memory_order_acquire) && active_.load(std::memory_order_acquire);
+  }
+  /// False while more than the high water mark is queued (see the header comment). Any thread.
+  bool isWritable() const noexcept override { return writable_.load(std::memory_order_relaxed); }
+  /// Bytes written but not yet handed to the socket (what the water marks compare). Any thread.
+  std::size_t pendingWriteBytes() const noexcept {
+    return pendingBytes_.load(std::memory_order_relaxed);
+  }
+
+  /// Flushes what is queued and closes once it has been written (what graceful shutdown does).
+  /// Any thread.
+  virtual void closeGracefully() = 0;
+  /// Runs fn on the loop once the channel has closed (at once if it already has; on the calling
+  /// thread when the loop has shut down). Any thread.
+  void addCloseListener(std::function<void()> fn);
+  /// Ready once the channel has closed (after channelInactive and the close listeners). Wait on
+  /// it from a thread that is not the channel's loop. Any thread.
+  std::shared_future<void> closeFuture();
+
+ protected:
+  EventLoopChannel(EventLoop& loop, ByteBufAllocator& alloc, std::size_t highWaterMark,
+                   std::size_t lowWaterMark);
+
+  /// A new T owned by a shared_ptr whose deleter destroys it on loop (see the header comment).
+  template <class T, class... Args>
+  static std::shared_ptr<T> make(EventLoop& loop, Args&&... args) {
+    return std::shared_ptr<T>(new T(loop, std::forward<Args>(args)...), DestroyOnLoop{&loop});
+  }
+
+  void submit(detail::OutboundTask& task) override;
+  /// Runs fn now on the loop, or hands it to the loop (holding the channel); false when the loop
+  /// has shut down (fn was not run).
+  bool runOnLoop(std::function<void()> fn);
+
+  /// Counts the channel in on its loop and gives the loop its reference (the shutdown hook calls
+  /// closeGracefully()), then marks it active. False, with nothing registered, when the loop is
+  /// shutting down: the caller closes the channel. Loop thread, once.
+  bool registerOnLoop();
+
+  /// The first half of a close, for the subclass's doClose: marks the channel closed and takes
+  /// it off its loop. The returned guard holds the channel until a later loop task; keep it until
+  /// doClose returns. Loop thread; call only while isOpen().
+  class CloseGuard {
+   public:
+    CloseGuard(CloseGuard&&) noexcept = default;
+    CloseGuard& operator=(CloseGuard&&) = delete;
+    ~CloseGuard();
+
+   private:
+    friend class EventLoopChannel;
+    CloseGuard(std::shared_ptr<Channel> keep, EventLoop* loop) noexcept
+        : keep_(std::move(keep)), loop_(loop) {}
+    std::shared_ptr<Channel> keep_;
+    EventLoop* loop_;
+  };
+  CloseGuard beginClose();
+  /// The second half: channelInactive (once, if the channel was active), then the close listeners.
+  void endClose();
+
+  /// Water marks: count bytes queued (may fire channelWritabilityChanged) and written.
+  void addPending(std::size_t n);
+  void removePending(std::size_t n);
+  /// Forgets n queued bytes that a close failed (no writability event).
+  void dropPending(std::size_t n) noexcept {
+    pendingBytes_.store(pendingBytes_.load(std::memory_order_relaxed) - n,
+                        std::memory_order_relaxed);
+  }
+
+  /// Set by the subclass when the last byte in a direction is gone; read from any thread.
+  std::atomic<bool> open_{true};
+  std::atomic<bool> active_{false};
+
+ private:
+  struct DestroyOnLoop {
+    EventLoop* loop;
+    void operator()(EventLoopChannel* ch) const noexcept;
+  };
+
+  EventLoop* loop_;
+  std::size_t highWaterMark_;
+  std::size_t lowWaterMark_;
+  std::atomic<std::size_t> pendingBytes_{0};  // written on the loop only
+  std::atomic<bool> writable_{true};
+  std::uint64_t shutdownHook_ = 0;  // on loop_, while registered and open
+  std::vector<std::function<void()>> closeListeners_;
+  std::mutex closeFutureMutex_;
+  std::shared_ptr<std::promise<void>> closePromise_;  // made by the first closeFuture()
+  std::shared_future<void> closeFuture_;
+};
+
+}  // namespace netbuf
