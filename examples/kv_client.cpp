@@ -89,8 +89,8 @@ class KvClient {
   }
   std::future<Document> set(std::string_view key, std::string_view value) {
     Document d;
-    d.setRoot(d.array({d.str("set"), d.str(key),
-                       d.bin(std::as_bytes(std::span(value.data(), value.size())))}));
+    d.setRoot(d.array(
+        {d.str("set"), d.str(key), d.bin(std::as_bytes(std::span(value.data(), value.size())))}));
     return call(Message(std::move(d)));
   }
   std::future<Document> get(std::string_view key) { return op("get", key); }
@@ -107,7 +107,9 @@ class KvClient {
   std::shared_ptr<SocketChannel> channel_;
 };
 
-std::string valueOf(std::size_t i) { return fmt::format("value-{}-{}", i, std::string(i % 50, '*')); }
+std::string valueOf(std::size_t i) {
+  return fmt::format("value-{}-{}", i, std::string(i % 50, '*'));
+}
 
 }  // namespace
 
@@ -141,15 +143,16 @@ int main(int argc, char** argv) {
     KvClient kv(group, host, port, unixPath);
     // Pipelined: every set is on its way before the first answer is looked at.
     std::vector<std::future<Document>> sets, gets;
-    for (std::size_t i = 0; i < count; ++i) sets.push_back(kv.set(fmt::format("key{}", i), valueOf(i)));
+    for (std::size_t i = 0; i < count; ++i)
+      sets.push_back(kv.set(fmt::format("key{}", i), valueOf(i)));
     for (std::size_t i = 0; i < count; ++i) gets.push_back(kv.get(fmt::format("key{}", i)));
     for (auto& f : sets) expect(f.get().root()[0].asBool(), "a set failed");
     for (std::size_t i = 0; i < count; ++i) {
       Document d = gets[i].get();
       const Value& r = d.root();
       const auto b = r[1].isBin() ? r[1].asBin() : std::span<const std::byte>();
-      expect(r[0].asBool() && std::string(reinterpret_cast<const char*>(b.data()), b.size()) ==
-                                  valueOf(i),
+      expect(r[0].asBool() &&
+                 std::string(reinterpret_cast<const char*>(b.data()), b.size()) == valueOf(i),
              fmt::format("get key{} returned {}", i, r.toDebugString()));
     }
     expect(kv.del("key0").get().root()[0].asBool(), "del failed");
@@ -161,15 +164,16 @@ int main(int argc, char** argv) {
            "a malformed request was not answered with an error: " + bad.root().toDebugString());
     expect(kv.get("key1").get().root()[0].asBool(), "the connection did not survive an error");
   }
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                        .count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   group.shutdownGracefully(std::chrono::milliseconds(0), std::chrono::seconds(2));
   if (failures != 0) {
     fmt::print("kv_client: {} failure(s)\n", failures);
     return 1;
   }
-  fmt::print("kv_client: {} sets and {} gets pipelined, all answers right ({:.1f} ms, {:.0f} "
-             "requests/s)\n",
-             count, count, ms, (2.0 * static_cast<double>(count) + 4) / (ms / 1000.0));
+  fmt::print(
+      "kv_client: {} sets and {} gets pipelined, all answers right ({:.1f} ms, {:.0f} "
+      "requests/s)\n",
+      count, count, ms, (2.0 * static_cast<double>(count) + 4) / (ms / 1000.0));
   return 0;
 }

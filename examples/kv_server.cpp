@@ -64,8 +64,9 @@ class KvHandler final : public InboundHandler<Document> {
   }
   static Document success(const std::string* value) {
     Document d;
-    const Value v = value == nullptr ? Value::nil()
-                                     : d.bin(std::as_bytes(std::span(value->data(), value->size())));
+    const Value v = value == nullptr
+                        ? Value::nil()
+                        : d.bin(std::as_bytes(std::span(value->data(), value->size())));
     d.setRoot(d.array({Value::boolean(true), v}));
     return d;
   }

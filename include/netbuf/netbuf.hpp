@@ -55,6 +55,7 @@
 #include <netbuf/transport/datagram_packet.hpp>
 #include <netbuf/transport/embedded_channel.hpp>
 #include <netbuf/transport/event_loop.hpp>
+#include <netbuf/transport/event_loop_channel.hpp>
 #include <netbuf/transport/idle_state_handler.hpp>
 #include <netbuf/transport/logging_handler.hpp>
 #include <netbuf/transport/message.hpp>

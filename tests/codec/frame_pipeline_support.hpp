@@ -10,10 +10,30 @@
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/codec/byte_to_message_decoder.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace netbuf::testing {
+
+/// bytes as one ByteBuf frame from the default allocator (the leak check sees it).
+inline AnyByteBuf frame(std::string_view bytes) {
+  ByteBuf b = ByteBufAllocator::defaultAllocator().buffer(bytes.size());
+  b.writeBytes(bytes);
+  return AnyByteBuf(std::in_place_type<ByteBuf>, std::move(b));
+}
+
+/// a + b as one CompositeByteBuf frame of two components (each non-empty piece its own).
+inline AnyByteBuf compositeFrame(std::string_view a, std::string_view b) {
+  auto& alloc = ByteBufAllocator::defaultAllocator();
+  CompositeByteBuf c = alloc.compositeBuffer();
+  for (std::string_view part : {a, b}) {
+    ByteBuf piece = alloc.buffer(part.size());
+    piece.writeBytes(part);
+    c.addComponent(true, std::move(piece));
+  }
+  return AnyByteBuf(std::move(c));
+}
 
 template <class Framer, class Decoder>
 struct FramedPipeline {

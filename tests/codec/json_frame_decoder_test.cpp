@@ -20,26 +20,8 @@ using namespace netbuf;
 
 namespace {
 
-/// text as one ByteBuf frame from the default allocator (the leak check sees it).
-AnyByteBuf frame(std::string_view text) {
-  ByteBuf b = ByteBufAllocator::defaultAllocator().buffer(text.size());
-  b.writeBytes(text);
-  return AnyByteBuf(std::in_place_type<ByteBuf>, std::move(b));
-}
-
-/// a + b as one CompositeByteBuf frame of two components.
-AnyByteBuf compositeFrame(std::string_view a, std::string_view b) {
-  auto& alloc = ByteBufAllocator::defaultAllocator();
-  CompositeByteBuf c = alloc.compositeBuffer();
-  ByteBuf pa = alloc.buffer(a.size());
-  pa.writeBytes(a);
-  ByteBuf pb = alloc.buffer(b.size());
-  pb.writeBytes(b);
-  c.addComponent(true, std::move(pa));
-  c.addComponent(true, std::move(pb));
-  REQUIRE(c.numComponents() == 2);
-  return AnyByteBuf(std::move(c));
-}
+using netbuf::testing::compositeFrame;
+using netbuf::testing::frame;
 
 using Transcript = std::vector<std::string>;
 

@@ -21,26 +21,8 @@ using netbuf::testing::bin;
 
 namespace {
 
-/// bytes as one ByteBuf frame from the default allocator (the leak check sees it).
-AnyByteBuf frame(std::string_view bytes) {
-  ByteBuf b = ByteBufAllocator::defaultAllocator().buffer(bytes.size());
-  b.writeBytes(bytes);
-  return AnyByteBuf(std::in_place_type<ByteBuf>, std::move(b));
-}
-
-/// a + b as one CompositeByteBuf frame of two components.
-AnyByteBuf compositeFrame(std::string_view a, std::string_view b) {
-  auto& alloc = ByteBufAllocator::defaultAllocator();
-  CompositeByteBuf c = alloc.compositeBuffer();
-  ByteBuf pa = alloc.buffer(a.size());
-  pa.writeBytes(a);
-  ByteBuf pb = alloc.buffer(b.size());
-  pb.writeBytes(b);
-  c.addComponent(true, std::move(pa));
-  c.addComponent(true, std::move(pb));
-  REQUIRE(c.numComponents() == 2);
-  return AnyByteBuf(std::move(c));
-}
+using netbuf::testing::compositeFrame;
+using netbuf::testing::frame;
 
 /// "!Corrupted@5=3/-" for a CorruptedFrameError (TooLong for a TooLongFrameError),
 /// "!StrLengthLimit@5=3/2" for a MessagePackError (offset=value/limit, kNone as '-').

@@ -305,14 +305,13 @@ TEST_CASE("ChannelPipeline: the type check looks past handlers that do not act i
   // handler would never see a string. Refused, naming the decoder it would follow.
   EmbeddedChannel ch;
   ChannelPipeline& p = ch.pipeline();
-  p.addLast("frames",
-            std::make_unique<DecoderChannelHandler<LengthFieldBasedFrameDecoder>>(1 << 16, 0, 4, 0, 4));
+  p.addLast("frames", std::make_unique<DecoderChannelHandler<LengthFieldBasedFrameDecoder>>(
+                          1 << 16, 0, 4, 0, 4));
   p.addLast("prepend", std::make_unique<EncoderChannelHandler<LengthFieldPrepender>>(4));
   p.addLast("msgpack", std::make_unique<DecoderChannelHandler<MessagePackDecoder>>());
   p.addLast("encode", std::make_unique<EncoderChannelHandler<MessagePackEncoder>>());
-  p.addLast("idle", std::make_unique<IdleStateHandler>(std::chrono::seconds(0),
-                                                       std::chrono::seconds(0),
-                                                       std::chrono::seconds(0)));
+  p.addLast("idle", std::make_unique<IdleStateHandler>(
+                        std::chrono::seconds(0), std::chrono::seconds(0), std::chrono::seconds(0)));
   struct Strings : InboundHandler<std::string> {
     void messageReceived(ChannelHandlerContext&, std::string) override {}
   };
@@ -345,8 +344,8 @@ TEST_CASE("ChannelPipeline: the type check looks past handlers that do not act i
           "handler 'writesStrings' writes std::string but the handler before it towards the "
           "socket that acts on outbound messages, 'encode', takes netbuf::Document");
   }
-  CHECK(p.names() == std::vector<std::string>{"frames", "prepend", "msgpack", "encode", "idle",
-                                              "documents"});
+  CHECK(p.names() ==
+        std::vector<std::string>{"frames", "prepend", "msgpack", "encode", "idle", "documents"});
   // A plain ChannelHandler declares nothing: it may turn anything into anything, so the check
   // accepts what follows it.
   p.addLast("any", std::make_unique<ChannelHandler>());
@@ -373,8 +372,8 @@ TEST_CASE("ChannelPipeline: the type check looks past handlers that do not act i
 TEST_CASE("ChannelPipeline: removing a handler that would leave mismatched neighbours is refused") {
   EmbeddedChannel ch;
   ChannelPipeline& p = ch.pipeline();
-  p.addLast("ints", std::make_unique<IntToText>());       // int -> std::string
-  struct Lengths : InboundHandler<std::string, int> {   // std::string -> int
+  p.addLast("ints", std::make_unique<IntToText>());    // int -> std::string
+  struct Lengths : InboundHandler<std::string, int> {  // std::string -> int
     void messageReceived(ChannelHandlerContext& ctx, std::string s) override {
       ctx.fireChannelRead(static_cast<int>(s.size()));
     }

@@ -24,6 +24,7 @@
 using namespace netbuf;
 using namespace std::chrono_literals;
 using netbuf::test::eventually;
+using netbuf::test::onLoop;
 
 namespace {
 
@@ -76,46 +77,36 @@ ByteBuf frameOf(int thread, std::uint32_t seq) {
   return b;
 }
 
-/// Runs fn on the channel's loop and waits for it.
-template <class Fn>
-void onLoop(Channel& ch, Fn fn) {
-  std::promise<void> done;
-  ch.executor().execute([&] {
-    fn();
-    done.set_value();
-  });
-  done.get_future().wait();
-}
-
 }  // namespace
 
 TEST_CASE("8 threads write, flush and close one channel: accepted messages arrive once, in order") {
   constexpr int kThreads = 8;
-  constexpr std::uint32_t kMax = 4000;        // writes per thread at most
-  constexpr std::uint32_t kAfterClose = 20;   // writes each thread makes once the close was issued
-  constexpr int kCloseAfterWritten = 6000;    // the close comes once this many were written
-  constexpr std::uint32_t kWindow = 64;       // writes in flight per thread
+  constexpr std::uint32_t kMax = 4000;       // writes per thread at most
+  constexpr std::uint32_t kAfterClose = 20;  // writes each thread makes once the close was issued
+  constexpr int kCloseAfterWritten = 6000;   // the close comes once this many were written
+  constexpr std::uint32_t kWindow = 64;      // writes in flight per thread
   EventLoopGroup group(2);
   Received received;
   Received* log = &received;
-  auto server = ServerBootstrap()
-                    .group(group)
-                    .childHandler([log](SocketChannel& ch) {
-                      ch.pipeline().addLast(
-                          "frames",
-                          std::make_unique<DecoderChannelHandler<LengthFieldBasedFrameDecoder>>(
+  auto server =
+      ServerBootstrap()
+          .group(group)
+          .childHandler([log](SocketChannel& ch) {
+            ch.pipeline().addLast(
+                "frames", std::make_unique<DecoderChannelHandler<LengthFieldBasedFrameDecoder>>(
                               1 << 20, 0, 4, 0, 4));
-                      ch.pipeline().addLast("log", std::make_unique<FrameLog>(log));
-                    })
-                    .bind("127.0.0.1", 0);
+            ch.pipeline().addLast("log", std::make_unique<FrameLog>(log));
+          })
+          .bind("127.0.0.1", 0);
   // The client's pipeline frames plain ByteBufs: the prepender must take them.
-  auto client = Bootstrap()
-                    .group(group)
-                    .handler([](SocketChannel& ch) {
-                      ch.pipeline().addLast(
-                          "prepend", std::make_unique<EncoderChannelHandler<LengthFieldPrepender>>(4));
-                    })
-                    .connect("127.0.0.1", server->port());
+  auto client =
+      Bootstrap()
+          .group(group)
+          .handler([](SocketChannel& ch) {
+            ch.pipeline().addLast("prepend",
+                                  std::make_unique<EncoderChannelHandler<LengthFieldPrepender>>(4));
+          })
+          .connect("127.0.0.1", server->port());
   REQUIRE(!client->inEventLoop());
 
   std::vector<std::vector<Completion>> done(kThreads);
@@ -236,8 +227,8 @@ TEST_CASE("the pipeline refuses changes, lookups and inbound events off its loop
   try {
     p.addLast("b", std::make_unique<ChannelHandler>());
   } catch (const IllegalStateError& e) {
-    CHECK(std::string(e.what()).find("ChannelPipeline::addLast called off the channel's event loop") !=
-          std::string::npos);
+    CHECK(std::string(e.what()).find(
+              "ChannelPipeline::addLast called off the channel's event loop") != std::string::npos);
   }
   // On the loop all of it works.
   std::vector<std::string> names;
@@ -314,10 +305,10 @@ TEST_CASE("writes handed to a loop that shut down fail with ChannelErrc::rejecte
     client->writeAndFlush(Unpooled::copiedBuffer("late"), &c);  // released here
     CHECK(c.state.load() == 2);
     CHECK(c.error == ChannelErrc::rejected);
-    client->close();         // nothing to do, no crash
+    client->close();  // nothing to do, no crash
     client->flush();
     client->setAutoRead(false);
-    client.reset();          // before its group
+    client.reset();  // before its group
   }
 }
 

@@ -125,7 +125,8 @@ TEST_CASE("codecs in a pipeline: types are checked when linking; decodeLast runs
   CHECK(h->codec().bytesConsumed() == 3);
 }
 
-TEST_CASE("codecs in a pipeline: buffer codecs take ByteBuf, CompositeByteBuf and AnyByteBuf alike") {
+TEST_CASE(
+    "codecs in a pipeline: buffer codecs take ByteBuf, CompositeByteBuf and AnyByteBuf alike") {
   // A plain ByteBuf written by a handler is framed like any other buffer, never passed unframed.
   EmbeddedChannel ch(std::make_unique<EncoderChannelHandler<LengthFieldPrepender>>(2));
   ch.writeOutbound(bytes("abc"));

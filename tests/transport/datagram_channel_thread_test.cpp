@@ -37,6 +37,7 @@ using boost::asio::ip::udp;
 namespace {
 
 using netbuf::test::eventually;
+using netbuf::test::onLoop;
 
 ByteBuf text(std::string_view s) { return Unpooled::copiedBuffer(s); }
 
@@ -163,17 +164,6 @@ struct Outcome : WriteListener {
     return ec;
   }
 };
-
-/// Runs fn on ch's loop and waits for it.
-template <class Fn>
-void onLoop(DatagramChannel& ch, Fn fn) {
-  std::promise<void> done;
-  ch.eventLoop().execute([&] {
-    fn();
-    done.set_value();
-  });
-  done.get_future().wait();
-}
 
 std::shared_ptr<DatagramChannel> echoChannel(EventLoopGroup& group,
                                              const DatagramChannelOptions& options = {}) {

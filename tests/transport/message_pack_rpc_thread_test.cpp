@@ -1125,8 +1125,7 @@ TEST_CASE("client: connecting to a closed port throws") {
   unsigned short port = 0;
   {
     EventLoopGroup g(1);
-    auto s =
-        ServerBootstrap().group(g).childHandler([](SocketChannel&) {}).bind("127.0.0.1", 0);
+    auto s = ServerBootstrap().group(g).childHandler([](SocketChannel&) {}).bind("127.0.0.1", 0);
     port = s->port();
     s->close();
     g.shutdownGracefully(0ms, 5s);

@@ -5,13 +5,13 @@
 #include <array>
 #include <functional>
 #include <map>
-#include <set>
 #include <memory>
+#include <netbuf/buffer/any_byte_buf.hpp>
+#include <set>
+#include <string>
 #include <unordered_map>
 #include <variant>
 #include <vector>
-#include <netbuf/buffer/any_byte_buf.hpp>
-#include <string>
 
 using namespace netbuf;
 
@@ -93,8 +93,7 @@ TEST_CASE("typeName: types read as they are written in C++") {
   CHECK(typeName(typeid(std::unordered_map<std::string, int>)) ==
         "std::unordered_map<std::string, int>");
   CHECK(typeName(typeid(std::unique_ptr<std::string>)) == "std::unique_ptr<std::string>");
-  CHECK(typeName(typeid(std::pair<const std::string, int>)) ==
-        "std::pair<std::string const, int>");
+  CHECK(typeName(typeid(std::pair<const std::string, int>)) == "std::pair<std::string const, int>");
   CHECK(typeName(typeid(AnyByteBuf)) == "netbuf::AnyByteBuf");
   CHECK(typeName(typeid(ByteBuf)) == "netbuf::ByteBuf");
   CHECK(typeName(typeid(std::vector<AnyByteBuf>)) == "std::vector<netbuf::AnyByteBuf>");

@@ -97,8 +97,8 @@ TEST_CASE("Reconnector: gives up after maxAttempts failures in a row") {
   o.initialDelay = 5ms;
   o.maxAttempts = 3;
   o.onGaveUp = [&](std::error_code ec) { gaveUp.set_value(ec); };
-  auto link =
-      Reconnector::start(Bootstrap().group(group).connectTimeout(1s), "127.0.0.1", freePort(group), o);
+  auto link = Reconnector::start(Bootstrap().group(group).connectTimeout(1s), "127.0.0.1",
+                                 freePort(group), o);
   auto f = gaveUp.get_future();
   REQUIRE(f.wait_for(10s) == std::future_status::ready);
   CHECK(f.get() == std::errc::connection_refused);

@@ -28,6 +28,7 @@ using boost::asio::ip::tcp;
 namespace {
 
 using netbuf::test::eventually;
+using netbuf::test::onLoop;
 
 /// Writes back every buffer it reads; flushes once per read batch.
 struct EchoHandler : ChannelHandler {
@@ -67,17 +68,6 @@ struct Collector : ChannelHandler {
     return bytes;
   }
 };
-
-/// Runs fn on ch's loop and waits for it.
-template <class Fn>
-void onLoop(SocketChannel& ch, Fn fn) {
-  std::promise<void> done;
-  ch.eventLoop().execute([&] {
-    fn();
-    done.set_value();
-  });
-  done.get_future().wait();
-}
 
 ByteBuf text(std::string_view s) { return Unpooled::copiedBuffer(s); }
 
@@ -606,7 +596,9 @@ TEST_CASE("TCP: autoRead turned on in channelActive starts exactly one read; ord
       ctx.channel().setAutoRead(true);
       ctx.fireChannelActive();
     }
-    void channelRead(ChannelHandlerContext& ctx, Message msg) override { ctx.write(std::move(msg)); }
+    void channelRead(ChannelHandlerContext& ctx, Message msg) override {
+      ctx.write(std::move(msg));
+    }
     void channelReadComplete(ChannelHandlerContext& ctx) override { ctx.flush(); }
   };
   ChannelOptions off;
@@ -667,10 +659,8 @@ TEST_CASE("TCP: a connect in flight when the group shuts down fails with rejecte
   }
   EventLoopGroup group(1);
   std::promise<std::error_code> result;
-  Bootstrap()
-      .group(group)
-      .connectTimeout(30s)
-      .connect("127.0.0.1", port, [&](std::shared_ptr<SocketChannel> ch, std::error_code ec) {
+  Bootstrap().group(group).connectTimeout(30s).connect(
+      "127.0.0.1", port, [&](std::shared_ptr<SocketChannel> ch, std::error_code ec) {
         if (ch) ch->close();
         result.set_value(ec);
       });

@@ -1,6 +1,8 @@
 #pragma once
 // Helpers shared by the threaded transport tests.
 #include <chrono>
+#include <future>
+#include <netbuf/transport/channel.hpp>
 #include <thread>
 
 namespace netbuf::test {
@@ -16,6 +18,17 @@ bool eventually(Cond cond) {
     std::this_thread::sleep_for(1ms);
   }
   return cond();
+}
+
+/// Runs fn on the channel's loop and waits for it (pipelines and loop-only state are the loop's).
+template <class Fn>
+void onLoop(Channel& ch, Fn fn) {
+  std::promise<void> done;
+  ch.executor().execute([&] {
+    fn();
+    done.set_value();
+  });
+  done.get_future().wait();
 }
 
 }  // namespace netbuf::test

@@ -69,9 +69,8 @@ bool isSocket(const std::string& path) {
 std::shared_ptr<ServerChannel> unixEchoServer(EventLoopGroup& group, const std::string& path) {
   return ServerBootstrap()
       .group(group)
-      .childHandler([](SocketChannel& ch) {
-        ch.pipeline().addLast("echo", std::make_unique<EchoHandler>());
-      })
+      .childHandler(
+          [](SocketChannel& ch) { ch.pipeline().addLast("echo", std::make_unique<EchoHandler>()); })
       .bindUnix(path);
 }
 
@@ -83,8 +82,7 @@ std::string pythonOrFail() {
   return python;
 }
 
-const std::string kPeer =
-    (std::filesystem::path(__FILE__).parent_path() / "unix_peer.py").string();
+const std::string kPeer = (std::filesystem::path(__FILE__).parent_path() / "unix_peer.py").string();
 
 }  // namespace
 
@@ -179,7 +177,7 @@ TEST_CASE("Unix sockets: a stale socket file is replaced, a live one is refused;
     ::close(fd);
   }
   REQUIRE(isSocket(path));
-  auto server = unixEchoServer(group, path);  // replaces it
+  auto server = unixEchoServer(group, path);                        // replaces it
   CHECK_THROWS_AS(unixEchoServer(group, path), std::system_error);  // a live one stays
   auto client = Bootstrap().group(group).connectUnix(path);
   CHECK(client->isActive());
@@ -189,7 +187,11 @@ TEST_CASE("Unix sockets: a stale socket file is replaced, a live one is refused;
 
   // A regular file at the path is never removed.
   const std::string file = socketPath("file");
-  { std::FILE* f = std::fopen(file.c_str(), "w"); REQUIRE(f != nullptr); std::fclose(f); }
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fclose(f);
+  }
   CHECK_THROWS_AS(unixEchoServer(group, file), std::system_error);
   CHECK(std::filesystem::exists(file));
   std::filesystem::remove(file);

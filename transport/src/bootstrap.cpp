@@ -65,8 +65,7 @@ std::shared_ptr<ServerChannel> ServerBootstrap::listen(const Endpoint& endpoint,
   boost::system::error_code ec;
   auto check = [&](const char* step) {
     if (ec) {
-      throw std::system_error(ec.value(), std::system_category(),
-                              fmt::format("{} {}", step, what));
+      throw std::system_error(ec.value(), std::system_category(), fmt::format("{} {}", step, what));
     }
   };
   using ReusePort = boost::asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
@@ -166,8 +165,8 @@ struct ConnectAttempt : std::enable_shared_from_this<ConnectAttempt<Protocol>> {
       finish(nullptr, ChannelErrc::rejected);
       return false;
     }
-    shutdownHook = loop->addShutdownHook(
-        [weak = std::weak_ptr<ConnectAttempt>(this->shared_from_this())] {
+    shutdownHook =
+        loop->addShutdownHook([weak = std::weak_ptr<ConnectAttempt>(this->shared_from_this())] {
           if (auto self = weak.lock(); self && !self->finished)
             self->finish(nullptr, ChannelErrc::rejected);
         });
@@ -192,11 +191,9 @@ struct ConnectAttempt : std::enable_shared_from_this<ConnectAttempt<Protocol>> {
                                           tcp::resolver::results_type results) {
           if (self->finished) return;
           if (ec) return self->finish(nullptr, std::error_code(ec.value(), std::system_category()));
-          boost::asio::async_connect(
-              self->socket, results,
-              [self](const boost::system::error_code& ec2, const tcp::endpoint&) {
-                self->connected(ec2);
-              });
+          boost::asio::async_connect(self->socket, results,
+                                     [self](const boost::system::error_code& ec2,
+                                            const tcp::endpoint&) { self->connected(ec2); });
         });
   }
 
@@ -259,8 +256,7 @@ std::shared_ptr<SocketChannel> connectBlocking(EventLoopGroup* group, const std:
 void Bootstrap::connect(const std::string& host, unsigned short port, ConnectHandler done) {
   if (group_ == nullptr) throw IllegalStateError("Bootstrap::connect without a group()");
   EventLoop& loop = group_->next();
-  auto attempt =
-      std::make_shared<ConnectAttempt<tcp>>(loop, options_, handler_, std::move(done));
+  auto attempt = std::make_shared<ConnectAttempt<tcp>>(loop, options_, handler_, std::move(done));
   loop.execute(
       [attempt, host, port, timeout = connectTimeout_] { attempt->startTcp(host, port, timeout); });
 }

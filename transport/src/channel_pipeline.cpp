@@ -331,7 +331,8 @@ bool compatible(const MessageTypes& produced, const MessageTypes& accepted) {
 
 }  // namespace
 
-void ChannelPipeline::checkLinks(const ChannelHandlerContext* prev, const ChannelHandlerContext& ctx,
+void ChannelPipeline::checkLinks(const ChannelHandlerContext* prev,
+                                 const ChannelHandlerContext& ctx,
                                  const ChannelHandlerContext* next) const {
   // The nearest handler towards the head / the tail that acts in a direction (pass-through ones
   // are skipped; head and tail declare "any", so the walks stop there).
@@ -365,8 +366,8 @@ void ChannelPipeline::checkLinks(const ChannelHandlerContext* prev, const Channe
     if (!compatible(out, taken)) {
       throw IllegalArgumentError(fmt::format(
           "handler '{}' produces {} but the handler after it{}, '{}', takes {}", ctx.name_,
-          describe(out), consumer == next ? "" : " that acts on inbound messages",
-          consumer->name_, describe(taken)));
+          describe(out), consumer == next ? "" : " that acts on inbound messages", consumer->name_,
+          describe(taken)));
     }
   }
   // Outbound messages flow tail -> head: from the writer after ctx into ctx, from ctx onwards.
@@ -641,9 +642,7 @@ void Channel::destroyPipeline() noexcept {
   pipeline_.clear();
 }
 
-bool Channel::inEventLoopSlow() const noexcept {
-  return destroying_ || executor_->inEventLoop();
-}
+bool Channel::inEventLoopSlow() const noexcept { return destroying_ || executor_->inEventLoop(); }
 
 void Channel::setAutoRead(bool on) {
   if (inEventLoop()) {

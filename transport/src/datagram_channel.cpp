@@ -128,10 +128,10 @@ std::shared_ptr<DatagramChannel> DatagramChannel::bind(EventLoopGroup& group,
 
 DatagramChannel::DatagramChannel(EventLoop& loop, Socket socket,
                                  const DatagramChannelOptions& options)
-    : EventLoopChannel(loop,
-                       options.allocator != nullptr ? *options.allocator
-                                                    : ByteBufAllocator::defaultAllocator(),
-                       options.writeBufferHighWaterMark, options.writeBufferLowWaterMark),
+    : EventLoopChannel(
+          loop,
+          options.allocator != nullptr ? *options.allocator : ByteBufAllocator::defaultAllocator(),
+          options.writeBufferHighWaterMark, options.writeBufferLowWaterMark),
       socket_(std::move(socket)),
       options_(options) {
   validate(options);
@@ -145,23 +145,17 @@ DatagramChannel::DatagramChannel(EventLoop& loop, Socket socket,
 DatagramChannel::~DatagramChannel() {
   destroyPipeline();
   // Destroyed while open (its group went away before it closed): the queued writes' listeners
-  // still hear of it, once (closed first and moved out, as SocketChannel's).
+  // still hear of it, once.
   open_.store(false, std::memory_order_release);
-  std::deque<QueuedDatagram> queued = std::move(flushed_);
-  for (auto& d : unflushed_) queued.push_back(std::move(d));
-  flushed_.clear();
-  unflushed_.clear();
-  for (auto& d : queued) {
-    d.content = AnyByteBuf();
-    if (d.listener != nullptr) d.listener->operationComplete(ChannelErrc::closedBeforeWritten);
-  }
+  failWrites(flushed_, [](const QueuedDatagram& d) { return d.bytes; });
+  failWrites(unflushed_, [](const QueuedDatagram& d) { return d.bytes; });
 }
 
 void DatagramChannel::start(const Initializer& init) {
   if (eventLoop().isShuttingDown()) {  // its hooks have run: nothing would ever close it
     doClose();
-    throw RejectedExecutionError(fmt::format(
-        "DatagramChannel {}: the event loop is shutting down", localAddress_));
+    throw RejectedExecutionError(
+        fmt::format("DatagramChannel {}: the event loop is shutting down", localAddress_));
   }
   if (init) {
     try {
@@ -171,7 +165,7 @@ void DatagramChannel::start(const Initializer& init) {
       throw;
     }
   }
-  if (!open_) return;  // the initializer closed it: never counted in
+  if (!open_) return;       // the initializer closed it: never counted in
   if (!registerOnLoop()) {  // the initializer ran into the shutdown
     doClose();
     return;
@@ -490,15 +484,8 @@ void DatagramChannel::doClose() {
   boost::system::error_code ignored;
   socket_.close(ignored);
   readBuf_ = ByteBuf();
-  for (auto* q : {&flushed_, &unflushed_}) {
-    std::deque<QueuedDatagram> fail = std::move(*q);
-    q->clear();
-    for (auto& d : fail) {
-      dropPending(d.bytes);
-      d.content = AnyByteBuf();
-      if (d.listener != nullptr) d.listener->operationComplete(ChannelErrc::closedBeforeWritten);
-    }
-  }
+  failWrites(flushed_, [](const QueuedDatagram& d) { return d.bytes; });
+  failWrites(unflushed_, [](const QueuedDatagram& d) { return d.bytes; });
   endClose();
 }
 

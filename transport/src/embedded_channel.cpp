@@ -98,8 +98,7 @@ void EmbeddedChannel::advanceTimeBy(std::chrono::nanoseconds delta) {
 
 void EmbeddedChannel::doWrite(Message msg, WriteListener* listener) {
   if (!open_) {
-    if (listener != nullptr)
-      listener->operationComplete(ChannelErrc::closed);
+    if (listener != nullptr) listener->operationComplete(ChannelErrc::closed);
     return;  // msg released here
   }
   pendingWrites_.push_back({std::move(msg), listener});

@@ -5,7 +5,10 @@ namespace netbuf {
 
 EventLoopChannel::EventLoopChannel(EventLoop& loop, ByteBufAllocator& alloc,
                                    std::size_t highWaterMark, std::size_t lowWaterMark)
-    : Channel(loop, alloc), loop_(&loop), highWaterMark_(highWaterMark), lowWaterMark_(lowWaterMark) {}
+    : Channel(loop, alloc),
+      loop_(&loop),
+      highWaterMark_(highWaterMark),
+      lowWaterMark_(lowWaterMark) {}
 
 void EventLoopChannel::DestroyOnLoop::operator()(EventLoopChannel* ch) const noexcept {
   // On the loop, or once the loop runs no more: here. Elsewhere the loop may be running one of
@@ -46,10 +49,8 @@ bool EventLoopChannel::registerOnLoop() {
   // removes the hook), as a Netty channel is registered with its event loop. Without that, a
   // channel with reading off and nothing in flight would be destroyed with its socket open once
   // its other owners let go.
-  shutdownHook_ = loop_->addShutdownHook(
-      [self = std::static_pointer_cast<EventLoopChannel>(shared_from_this())] {
-        self->closeGracefully();
-      });
+  shutdownHook_ = loop_->addShutdownHook([self = std::static_pointer_cast<EventLoopChannel>(
+                                              shared_from_this())] { self->closeGracefully(); });
   active_.store(true, std::memory_order_release);
   return true;
 }

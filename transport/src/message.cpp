@@ -96,10 +96,19 @@ std::string_view templateName(const std::string& text) {
 bool isDefaultArg(std::string_view owner, const TypeNode& a) {
   if (a.pieces.size() != 1 || a.pieces[0].open != '<') return false;
   const std::string_view name = templateName(a.pieces[0].text);
-  static constexpr std::string_view kAllocating[] = {
-      "std::vector", "std::deque", "std::list", "std::forward_list", "std::basic_string",
-      "std::map", "std::multimap", "std::set", "std::multiset", "std::unordered_map",
-      "std::unordered_multimap", "std::unordered_set", "std::unordered_multiset"};
+  static constexpr std::string_view kAllocating[] = {"std::vector",
+                                                     "std::deque",
+                                                     "std::list",
+                                                     "std::forward_list",
+                                                     "std::basic_string",
+                                                     "std::map",
+                                                     "std::multimap",
+                                                     "std::set",
+                                                     "std::multiset",
+                                                     "std::unordered_map",
+                                                     "std::unordered_multimap",
+                                                     "std::unordered_set",
+                                                     "std::unordered_multiset"};
   auto among = [&](std::initializer_list<std::string_view> owners) {
     for (std::string_view o : owners)
       if (o == owner) return true;

@@ -10,9 +10,9 @@ namespace {
 
 void checkOptions(const Reconnector::Options& o) {
   if (o.initialDelay.count() <= 0 || o.maxDelay < o.initialDelay) {
-    throw IllegalArgumentError(fmt::format(
-        "Reconnector: initialDelay {} ms must be positive and at most maxDelay {} ms",
-        o.initialDelay.count(), o.maxDelay.count()));
+    throw IllegalArgumentError(
+        fmt::format("Reconnector: initialDelay {} ms must be positive and at most maxDelay {} ms",
+                    o.initialDelay.count(), o.maxDelay.count()));
   }
   if (!(o.multiplier >= 1.0) || !(o.jitter >= 0.0 && o.jitter < 1.0)) {
     throw IllegalArgumentError(fmt::format(
@@ -32,7 +32,8 @@ Reconnector::Reconnector(Token, Bootstrap bootstrap,
 
 std::shared_ptr<Reconnector> Reconnector::start(Bootstrap bootstrap, std::string host,
                                                 unsigned short port, Options options) {
-  if (bootstrap.group() == nullptr) throw IllegalStateError("Reconnector: bootstrap without a group");
+  if (bootstrap.group() == nullptr)
+    throw IllegalStateError("Reconnector: bootstrap without a group");
   checkOptions(options);
   auto r = std::make_shared<Reconnector>(
       Token{}, std::move(bootstrap),
@@ -46,7 +47,8 @@ std::shared_ptr<Reconnector> Reconnector::start(Bootstrap bootstrap, std::string
 
 std::shared_ptr<Reconnector> Reconnector::startUnix(Bootstrap bootstrap, std::string path,
                                                     Options options) {
-  if (bootstrap.group() == nullptr) throw IllegalStateError("Reconnector: bootstrap without a group");
+  if (bootstrap.group() == nullptr)
+    throw IllegalStateError("Reconnector: bootstrap without a group");
   checkOptions(options);
   auto r = std::make_shared<Reconnector>(
       Token{}, std::move(bootstrap),
@@ -86,10 +88,10 @@ void Reconnector::attempt() {
   if (isStopped()) return;
   attempts_.fetch_add(1, std::memory_order_relaxed);
   try {
-    connect_(bootstrap_, [self = shared_from_this()](std::shared_ptr<SocketChannel> ch,
-                                                     std::error_code ec) {
-      self->onResult(std::move(ch), ec);
-    });
+    connect_(bootstrap_,
+             [self = shared_from_this()](std::shared_ptr<SocketChannel> ch, std::error_code ec) {
+               self->onResult(std::move(ch), ec);
+             });
   } catch (const RejectedExecutionError&) {  // the group is shutting down: no more attempts
     stopped_.store(true, std::memory_order_release);
     if (options_.onGaveUp) options_.onGaveUp(ChannelErrc::rejected);
@@ -142,7 +144,8 @@ void Reconnector::onResult(std::shared_ptr<SocketChannel> ch, std::error_code ec
 void Reconnector::scheduleRetry(std::chrono::milliseconds delay) {
   EventLoopGroup* group = bootstrap_.group();
   try {
-    ScheduledTask t = group->next().schedule(delay, [self = shared_from_this()] { self->attempt(); });
+    ScheduledTask t =
+        group->next().schedule(delay, [self = shared_from_this()] { self->attempt(); });
     std::lock_guard<std::mutex> lock(mutex_);
     timer_ = std::move(t);
     if (isStopped()) timer_.cancel();  // stop() ran between the schedule and here

@@ -5,9 +5,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdio>
+#include <netbuf/transport/server_channel.hpp>
 #include <thread>
 #include <utility>
-#include <netbuf/transport/server_channel.hpp>
 
 #include "detail/server_channel_state.hpp"
 
@@ -34,8 +34,7 @@ void ServerChannel::State::acceptNext() {
 void ServerChannel::State::onAccept(const boost::system::error_code& ec,
                                     SocketChannel::Socket socket, EventLoop& child) {
   accepting = false;
-  if (ec == boost::asio::error::operation_aborted || closed.load(std::memory_order_acquire))
-    return;
+  if (ec == boost::asio::error::operation_aborted || closed.load(std::memory_order_acquire)) return;
   if (ec) {
     // EMFILE and friends: report, then try again shortly instead of spinning.
     reportError(std::make_exception_ptr(std::system_error(

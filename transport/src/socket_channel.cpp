@@ -6,8 +6,8 @@
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
-#include "detail/endpoint_format.hpp"
 #include <netbuf/transport/socket_channel.hpp>
+#include "detail/endpoint_format.hpp"
 
 namespace netbuf {
 
@@ -46,10 +46,10 @@ std::shared_ptr<SocketChannel> SocketChannel::create(EventLoop& loop, Socket soc
 }
 
 SocketChannel::SocketChannel(EventLoop& loop, Socket socket, const ChannelOptions& options)
-    : EventLoopChannel(loop,
-                       options.allocator != nullptr ? *options.allocator
-                                                    : ByteBufAllocator::defaultAllocator(),
-                       options.writeBufferHighWaterMark, options.writeBufferLowWaterMark),
+    : EventLoopChannel(
+          loop,
+          options.allocator != nullptr ? *options.allocator : ByteBufAllocator::defaultAllocator(),
+          options.writeBufferHighWaterMark, options.writeBufferLowWaterMark),
       socket_(std::move(socket)),
       options_(options),
       readSizes_(readSizeTable(options.minReadSize, options.maxReadSize)) {
@@ -86,17 +86,10 @@ SocketChannel::SocketChannel(EventLoop& loop, Socket socket, const ChannelOption
 SocketChannel::~SocketChannel() {
   destroyPipeline();
   // Destroyed while open (its group went away before it closed): the queued writes' listeners
-  // still hear of it, once. Closed first and moved out, so that a listener that writes again
-  // finds the channel closed instead of a queue being walked.
+  // still hear of it, once.
   open_.store(false, std::memory_order_release);
-  std::deque<QueuedWrite> queued = std::move(flushed_);
-  for (auto& w : unflushed_) queued.push_back(std::move(w));
-  flushed_.clear();
-  unflushed_.clear();
-  for (auto& w : queued) {
-    w.buf = AnyByteBuf();
-    if (w.listener != nullptr) w.listener->operationComplete(ChannelErrc::closedBeforeWritten);
-  }
+  failWrites(flushed_, [](const QueuedWrite& w) { return w.remaining; });
+  failWrites(unflushed_, [](const QueuedWrite& w) { return w.remaining; });
 }
 
 void SocketChannel::start(const Initializer& init) {
@@ -126,7 +119,7 @@ void SocketChannel::start(const Initializer& init) {
       throw;
     }
   }
-  if (!open_) return;  // the initializer closed it (a connection limit): never counted in
+  if (!open_) return;       // the initializer closed it (a connection limit): never counted in
   if (!registerOnLoop()) {  // the initializer ran into the shutdown
     doClose();
     return;
@@ -361,15 +354,8 @@ void SocketChannel::doClose() {
   CloseGuard guard = beginClose();
   boost::system::error_code ignored;
   socket_.close(ignored);
-  for (auto* q : {&flushed_, &unflushed_}) {
-    std::deque<QueuedWrite> fail = std::move(*q);
-    q->clear();
-    for (auto& w : fail) {
-      dropPending(w.remaining);
-      w.buf = AnyByteBuf();
-      if (w.listener != nullptr) w.listener->operationComplete(ChannelErrc::closedBeforeWritten);
-    }
-  }
+  failWrites(flushed_, [](const QueuedWrite& w) { return w.remaining; });
+  failWrites(unflushed_, [](const QueuedWrite& w) { return w.remaining; });
   endClose();
 }
 

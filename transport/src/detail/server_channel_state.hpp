@@ -23,9 +23,9 @@ struct ServerChannel::Shared {
   std::weak_ptr<ServerChannel> server;
   ChannelOptions childOptions;
   SocketChannel::Initializer childHandler;
-  bool hasHandler = false;   // ServerBootstrap::handler was set: children pass the pipeline
-  std::string address;       // for error messages
-  std::string unixPath;      // a Unix socket's path (removed once every acceptor closed), or ""
+  bool hasHandler = false;  // ServerBootstrap::handler was set: children pass the pipeline
+  std::string address;      // for error messages
+  std::string unixPath;     // a Unix socket's path (removed once every acceptor closed), or ""
   std::atomic<std::size_t> openAcceptors{0};
   std::promise<void> closed;  // set once, when openAcceptors reaches 0
 
@@ -48,9 +48,9 @@ struct ServerChannel::State : std::enable_shared_from_this<ServerChannel::State>
   std::shared_ptr<Shared> shared;
   bool ownLoopChildren = false;  // acceptor per loop: children stay on this loop
   // Loop thread only.
-  bool accepting = false;  // an async_accept is pending
-  bool paused = false;     // the server's autoRead is off
-  bool closeDone = false;  // the acceptor was closed and counted out
+  bool accepting = false;          // an async_accept is pending
+  bool paused = false;             // the server's autoRead is off
+  bool closeDone = false;          // the acceptor was closed and counted out
   std::uint64_t shutdownHook = 0;  // on loop, while accepting
   std::atomic<std::size_t> accepted{0};
   std::atomic<bool> closed{false};

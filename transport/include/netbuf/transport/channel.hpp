@@ -58,13 +58,21 @@ namespace detail {
 struct OutboundTask {
   enum class Kind : std::uint8_t { Write, WriteAndFlush, Flush, Close };
 
-  OutboundTask(std::shared_ptr<Channel> ch, ChannelHandlerContext* ctx, std::uint64_t ctxId,
-               Kind k, Message m, WriteListener* l) noexcept
-      : channel(std::move(ch)), context(ctx), contextId(ctxId), kind(k), msg(std::move(m)),
+  OutboundTask(std::shared_ptr<Channel> ch, ChannelHandlerContext* ctx, std::uint64_t ctxId, Kind k,
+               Message m, WriteListener* l) noexcept
+      : channel(std::move(ch)),
+        context(ctx),
+        contextId(ctxId),
+        kind(k),
+        msg(std::move(m)),
         listener(l) {}
   OutboundTask(OutboundTask&& o) noexcept
-      : channel(std::move(o.channel)), context(o.context), contextId(o.contextId), kind(o.kind),
-        msg(std::move(o.msg)), listener(std::exchange(o.listener, nullptr)) {}
+      : channel(std::move(o.channel)),
+        context(o.context),
+        contextId(o.contextId),
+        kind(o.kind),
+        msg(std::move(o.msg)),
+        listener(std::exchange(o.listener, nullptr)) {}
   OutboundTask& operator=(OutboundTask&&) = delete;
   ~OutboundTask();
 

@@ -20,8 +20,8 @@
 // ChannelErrc::writeFailed, or unsupportedMessageType for a MessageTypeError) and goes on to the
 // channel's write-failure path (logged; the channel stays open) or, without a listener, goes to
 // exceptionCaught(). A handler that has handed a write's listener on (ctx.write(msg, listener))
-// must not throw afterwards: the listener would hear of that write twice. An exception reaching the tail is handled by the channel
-// (logged and the channel closed, for a socket).
+// must not throw afterwards: the listener would hear of that write twice. An exception reaching the
+// tail is handled by the channel (logged and the channel closed, for a socket).
 
 #include <cstddef>
 #include <exception>

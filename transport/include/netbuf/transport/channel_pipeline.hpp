@@ -142,7 +142,8 @@ class ChannelPipeline {
   void flushFromTail();
   void closeFromTail();
   /// The live context with this address and id, or nullptr (removed since it was handed out).
-  ChannelHandlerContext* findLive(const ChannelHandlerContext* ctx, std::uint64_t id) const noexcept;
+  ChannelHandlerContext* findLive(const ChannelHandlerContext* ctx,
+                                  std::uint64_t id) const noexcept;
 
   ChannelHandlerContext* find(std::string_view name) const noexcept;
   ChannelHandlerContext& findOrThrow(std::string_view name) const;

@@ -24,9 +24,9 @@
 // nothing completes it at once). Declared: its inputs outbound, pass-through inbound.
 
 #include <exception>
-#include <optional>
 #include <netbuf/codec/codec_handler.hpp>
 #include <netbuf/transport/channel_handler.hpp>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -89,7 +89,8 @@ class DecoderChannelHandler : public ChannelHandler {
       if (msg.is<CompositeByteBuf>())
         return handler_.channelRead(ctx, msg.take<CompositeByteBuf>());
     } else {
-      if (auto in = detail::takeInput<InputType>(msg)) return handler_.channelRead(ctx, *std::move(in));
+      if (auto in = detail::takeInput<InputType>(msg))
+        return handler_.channelRead(ctx, *std::move(in));
     }
     ctx.fireChannelRead(std::move(msg));
   }

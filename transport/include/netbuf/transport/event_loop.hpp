@@ -31,7 +31,8 @@
 //
 //     EventLoopGroup group;
 //     group.shutdownGracefullyOnSignals();
-//     ServerBootstrap().group(group).childHandler(init).bind("0.0.0.0", 8080)->closeFuture().wait();
+//     ServerBootstrap().group(group).childHandler(init).bind("0.0.0.0",
+//     8080)->closeFuture().wait();
 //
 // awaitTermination() waits for the end of a shutdown started elsewhere (a signal, another thread).
 //
@@ -44,14 +45,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <csignal>
-#include <initializer_list>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <netbuf/buffer/errors.hpp>

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <future>
 #include <memory>
@@ -106,6 +107,23 @@ class EventLoopChannel : public Channel {
   void dropPending(std::size_t n) noexcept {
     pendingBytes_.store(pendingBytes_.load(std::memory_order_relaxed) - n,
                         std::memory_order_relaxed);
+  }
+
+  /// Fails every write of queue with ChannelErrc::closedBeforeWritten (a close, or the destructor
+  /// of a channel destroyed while open): the queue is moved out first, so a listener that writes
+  /// again (the channel is closed by then: its write fails at once) never touches the queue being
+  /// walked; each write's buffer is released before its listener runs. bytesOf(write) gives the
+  /// bytes the write still counted in the water marks. Write has a `listener` member.
+  template <class Write, class BytesOf>
+  void failWrites(std::deque<Write>& queue, BytesOf bytesOf) noexcept {
+    std::deque<Write> failed = std::move(queue);
+    queue.clear();
+    for (Write& w : failed) {
+      dropPending(bytesOf(w));
+      WriteListener* listener = w.listener;
+      { Write released = std::move(w); }
+      if (listener != nullptr) listener->operationComplete(ChannelErrc::closedBeforeWritten);
+    }
   }
 
   /// Set by the subclass when the last byte in a direction is gone; read from any thread.

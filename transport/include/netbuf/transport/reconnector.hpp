@@ -84,8 +84,8 @@ class Reconnector : public std::enable_shared_from_this<Reconnector> {
   struct Token {};
 
  public:
-  Reconnector(Token, Bootstrap bootstrap, std::function<void(Bootstrap&, Bootstrap::ConnectHandler)> connect,
-              Options options);
+  Reconnector(Token, Bootstrap bootstrap,
+              std::function<void(Bootstrap&, Bootstrap::ConnectHandler)> connect, Options options);
 
  private:
   void attempt();

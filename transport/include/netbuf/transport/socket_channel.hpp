@@ -10,18 +10,18 @@
 // off, no new read is started until it is turned back on.
 //
 // Writing: write() queues (ByteBuf, CompositeByteBuf or AnyByteBuf; anything else fails the write
-// with ChannelErrc::unsupportedMessageType and a MessageTypeError naming the type: put an encoder in
-// the pipeline). flush() writes at once, as Netty's does: when no earlier write is waiting for the
-// socket, it hands everything queued to the socket in non-blocking gather writes (up to kMaxIovecs
-// buffers per sendmsg, called directly: Asio's own gather write stops at 64 buffers; composites
-// count their components; no copy), and only when the socket's buffer is full does it wait for
-// the socket to become writable and go on from there. So a flush
-// in the middle of a long task on the loop sends its bytes then, not when the task ends. A write's
-// WriteListener is notified when its last byte has been handed to the socket (possibly before
-// flush() returns), or with ChannelErrc::closedBeforeWritten when the channel closes first;
-// listeners are the caller's objects, so writes allocate nothing for their completion. One flush
-// makes at most kWriteSpinCount sendmsg calls, then yields to the loop's other work and goes on in
-// a later loop turn (Netty's writeSpinCount).
+// with ChannelErrc::unsupportedMessageType and a MessageTypeError naming the type: put an encoder
+// in the pipeline). flush() writes at once, as Netty's does: when no earlier write is waiting for
+// the socket, it hands everything queued to the socket in non-blocking gather writes (up to
+// kMaxIovecs buffers per sendmsg, called directly: Asio's own gather write stops at 64 buffers;
+// composites count their components; no copy), and only when the socket's buffer is full does it
+// wait for the socket to become writable and go on from there. So a flush in the middle of a long
+// task on the loop sends its bytes then, not when the task ends. A write's WriteListener is
+// notified when its last byte has been handed to the socket (possibly before flush() returns), or
+// with ChannelErrc::closedBeforeWritten when the channel closes first; listeners are the caller's
+// objects, so writes allocate nothing for their completion. One flush makes at most kWriteSpinCount
+// sendmsg calls, then yields to the loop's other work and goes on in a later loop turn (Netty's
+// writeSpinCount).
 //
 // Backpressure: bytes written but not yet on the socket are counted; above the high water mark
 // (default 64 KiB) isWritable() turns false and channelWritabilityChanged fires; below the low
