@@ -110,37 +110,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Cumulator cumulator = (flags & 8) != 0 ? Cumulator::Composite : Cumulator::Merge;
   const FuzzReads reads = splitReads(data, size, 1, (flags >> 4) & 7);
   if (reads.stream.size() > 60000) return 0;  // every frame fits a 2-byte prefix
-  std::vector<std::string> frames;
-  std::size_t from = 0;
-  std::vector<std::size_t> ends = reads.cuts;
-  ends.push_back(reads.stream.size());
-  for (std::size_t to : ends) {
-    frames.emplace_back(reads.stream.substr(from, to - from));
-    from = to;
-    if ((flags & 0x80) != 0) frames.emplace_back();
-  }
-  const Transcript want = model(frames, o);
-
-  try {
-    DecoderRunner<MessagePackFrameDecoder> flat(o);
-    DecoderRunner<MessagePackFrameDecoder> composite(o);
-    for (const std::string& f : frames) {
-      flat.feed(byteBufFrame(f));
-      composite.feed(compositeFrame(f));
-    }
-    flat.finish();
-    composite.finish();
-    check(transcript(flat) == want, "decoder disagrees with the model");
-    check(transcript(composite) == want, "composite frames disagree with the model");
-    check(flat.decoder().bytesReceived() == reads.stream.size(), "bytesReceived");
-
-    DecoderRunner<MessagePackFrameDecoder> piped(o);
-    for (AnyByteBuf& f : reframe(frames, reads.cuts, cumulator)) piped.feed(std::move(f));
-    piped.finish();
-    check(transcript(piped) == want, "after LengthFieldBasedFrameDecoder: disagrees");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "msgpack_frame_fuzz: unexpected exception: %s\n", e.what());
-    std::abort();
-  }
+  const std::vector<std::string> frames = framesOf(reads, (flags & 0x80) != 0);
+  checkPerFrame<MessagePackFrameDecoder>("msgpack_frame_fuzz", o, frames, reads, cumulator,
+                                         model(frames, o),
+                                         [](auto& run) { return transcript(run); });
   return 0;
 }

@@ -4,8 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "transport_test_util.hpp"
@@ -129,4 +132,20 @@ TEST_CASE("Reconnector: the group's graceful shutdown closes its channel and end
     CHECK(link->channel() == nullptr);
   }
   link->stop();  // after the group: nothing left to touch
+}
+
+TEST_CASE("Reconnector: over a Unix domain socket") {
+  EventLoopGroup group(1);
+  const std::string path = "@netbuf-reconnector-" + std::to_string(::getpid());
+  Reconnector::Options o;
+  o.initialDelay = 10ms;
+  o.jitter = 0.0;
+  auto link = Reconnector::startUnix(Bootstrap().group(group), path, o);
+  REQUIRE(eventually([&] { return link->attempts() >= 2; }));  // nobody listens yet
+  auto server = ServerBootstrap().group(group).bindUnix(path);
+  REQUIRE(eventually([&] { return link->connections() == 1; }));
+  CHECK(link->channel()->isDomainSocket());
+  link->stop();
+  server->close();
+  server->closeFuture().wait();
 }

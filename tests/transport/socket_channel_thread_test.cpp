@@ -590,7 +590,6 @@ TEST_CASE("TCP: one flush hands a thousand buffers to the socket in one gather w
 
 TEST_CASE("TCP: autoRead turned on in channelActive starts exactly one read; order holds") {
   EventLoopGroup group(1);
-  std::atomic<int> inactive{0};
   struct LateReader : ChannelHandler {
     void channelActive(ChannelHandlerContext& ctx) override {
       ctx.channel().setAutoRead(true);
