@@ -124,7 +124,10 @@ TEST_CASE("ServerChannel: its pipeline sees active, each child, inactive; a hand
     REQUIRE(server->closeFuture().wait_for(10s) == std::future_status::ready);
     CHECK(eventually([&] { return log->get().back() == "inactive"; }));
     CHECK_FALSE(server->isOpen());
-    for (auto& c : clients) c->close();
+    for (auto& c : clients) {
+      c->close();
+      c->closeFuture().wait();  // its handler writes to `closed`, which goes with this scope
+    }
   }
 }
 
