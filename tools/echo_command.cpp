@@ -1,5 +1,5 @@
 // `netbuf serve echo`, `netbuf load echo` and `netbuf bench echo`: the echo server, its load
-// generator, and the issue-7 matrix run in-process (server and client in this one program).
+// generator, and the standard echo matrix run in-process (server and client in this one program).
 
 #include <signal.h>
 #include <unistd.h>
@@ -259,7 +259,7 @@ void printBenchEchoUsage(std::FILE* out) {
       out,
       "usage: netbuf bench echo [--seconds S] [--impl I] [--json]\n\n"
       "Starts an echo server in this process on 127.0.0.1 (port 0, one I/O thread) and\n"
-      "drives it with the load client (one thread) over the issue-7 matrix: 1 and 16\n"
+      "drives it with the load client (one thread) over the standard matrix: 1 and 16\n"
       "connections x 128 B and 16 KiB messages x window 1 and 64. One row per case and\n"
       "server; with both servers, each case runs on both back to back (same conditions)\n"
       "and the netbuf/asio ratio of messages per second follows, then the ratio of the\n"
@@ -402,7 +402,7 @@ int runBenchEcho(const std::vector<std::string_view>& args) {
   } else {
     std::printf(
         "\nNetty 4.1 (NIO, 1 server thread, 128 B, window 64) for reference: 1.08-1.29M\n"
-        "msgs/s on 1 connection, 2.05-2.64M on 16 (issue 7).\n");
+        "msgs/s on 1 connection, 2.05-2.64M on 16 (published, other hardware).\n");
     if (!firstError.empty()) std::printf("first error: %s\n", firstError.c_str());
   }
   return allOk ? kExitOk : kExitFailure;

@@ -255,10 +255,8 @@ void SocketChannel::writeFlushed() {
       return;
     }
     iov_.clear();
-    std::size_t offered = 0;
     auto add = [&](const void* p, std::size_t n) {
       iov_.push_back(iovec{const_cast<void*>(p), n});
-      offered += n;
     };
     for (auto& w : flushed_) {
       if (iov_.size() >= kMaxIovecs) break;
@@ -285,8 +283,8 @@ void SocketChannel::writeFlushed() {
     const auto written = static_cast<std::size_t>(n);
     consumeWritten(written);
     if (!open_) return;
-    // The socket's buffer is full: the next sendmsg would only say EAGAIN.
-    if (written < offered) return waitWritable();
+    // A part taken is no reason to wait yet: the peer may have drained some meanwhile; only
+    // EAGAIN says the buffer is full (Netty's doWrite goes on the same way).
   }
   afterDrained();
 }
