@@ -1,5 +1,11 @@
-// Allocator benchmarks (issue 4): each pooled case beside the baselines a user would otherwise
-// write. Figures and the command are recorded in docs/benchmarks.md.
+// Allocator benchmarks: each case beside the baselines a user would otherwise write. Figures and
+// the command are recorded in docs/benchmarks.md.
+//
+// The rows measure what a user gets without tuning: `Pooled` is a PooledByteBufAllocator as
+// constructed (leak detection at the process default, `simple` unless NETBUF_LEAK_DETECTION says
+// otherwise), `Default` is Unpooled::buffer, i.e. ByteBufAllocator::defaultAllocator() (the
+// process-wide pool unless NETBUF_ALLOCATOR=unpooled), `Unpooled` is UnpooledByteBufAllocator.
+// `PooledLeakDetectionDisabled` is the one tuned configuration, labelled as such.
 //
 //  - BM_AllocRelease_*: allocate + release one buffer of n bytes, LIFO (the thread-cache fast
 //  path).
@@ -33,28 +39,28 @@ using netbuf::ByteBuf;
 // Every benchmark runs in a multi-threaded process (multi_threaded.cpp, linked into each program):
 // the malloc baselines take the locks they take in a server.
 
-/// A pool with default options at the given leak detection level (never destroyed).
-template <netbuf::LeakDetectionLevel Level>
-netbuf::PooledByteBufAllocator& pooledAt() {
+/// A pool as a user constructs it (never destroyed).
+netbuf::PooledByteBufAllocator& pooled() {
+  static auto* a = new netbuf::PooledByteBufAllocator();
+  return *a;
+}
+
+/// The same pool with leak detection off: the tuned configuration.
+netbuf::PooledByteBufAllocator& pooledLeakDetectionDisabled() {
   static auto* a = [] {
     netbuf::PooledAllocatorOptions o;
-    o.leakDetection = Level;
+    o.leakDetection = netbuf::LeakDetectionLevel::Disabled;
     return new netbuf::PooledByteBufAllocator(o);
   }();
   return *a;
 }
 
-netbuf::PooledByteBufAllocator& pooled() {
-  return pooledAt<netbuf::LeakDetectionLevel::Disabled>();
-}
-
-// The same pool with leak detection at `simple`, the default: about 1 allocation in 128 is
-// tracked (a backtrace and a record), the rest take the same fast paths as above.
-netbuf::PooledByteBufAllocator& pooledSimple() {
-  return pooledAt<netbuf::LeakDetectionLevel::Simple>();
-}
-
 netbuf::ByteBufAllocator& unpooled() { return netbuf::UnpooledByteBufAllocator::instance(); }
+
+/// Unpooled::buffer as an allocator-shaped object, for the templates below.
+struct DefaultBuffers {
+  ByteBuf buffer(std::size_t n, std::size_t max) { return netbuf::Unpooled::buffer(n, max); }
+};
 
 const std::vector<std::int64_t> kSizes{64, 256, 4096, 65536, 1 << 20};
 
@@ -69,7 +75,13 @@ void allocRelease(benchmark::State& state, Alloc& a) {
   }
 }
 void BM_AllocRelease_Pooled(benchmark::State& state) { allocRelease(state, pooled()); }
-void BM_AllocRelease_PooledSimple(benchmark::State& state) { allocRelease(state, pooledSimple()); }
+void BM_AllocRelease_PooledLeakDetectionDisabled(benchmark::State& state) {
+  allocRelease(state, pooledLeakDetectionDisabled());
+}
+void BM_AllocRelease_Default(benchmark::State& state) {
+  DefaultBuffers d;
+  allocRelease(state, d);
+}
 void BM_AllocRelease_Unpooled(benchmark::State& state) { allocRelease(state, unpooled()); }
 void BM_AllocRelease_Malloc(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
@@ -147,8 +159,12 @@ void randomSlotByteBuf(benchmark::State& state, Alloc& a) {
   }
 }
 void BM_RandomSlot_Pooled(benchmark::State& state) { randomSlotByteBuf(state, pooled()); }
-void BM_RandomSlot_PooledSimple(benchmark::State& state) {
-  randomSlotByteBuf(state, pooledSimple());
+void BM_RandomSlot_PooledLeakDetectionDisabled(benchmark::State& state) {
+  randomSlotByteBuf(state, pooledLeakDetectionDisabled());
+}
+void BM_RandomSlot_Default(benchmark::State& state) {
+  DefaultBuffers d;
+  randomSlotByteBuf(state, d);
 }
 void BM_RandomSlot_Unpooled(benchmark::State& state) { randomSlotByteBuf(state, unpooled()); }
 void BM_RandomSlot_Floor(benchmark::State& state) {
@@ -313,7 +329,7 @@ void sizes(benchmark::internal::Benchmark* b) {
   for (auto n : kSizes) b->Arg(n);
 }
 void slotSizes(benchmark::internal::Benchmark* b) {
-  for (std::int64_t n : {0, 256, 4096, 65536}) b->Args({n, 8192});
+  for (std::int64_t n : {0, 64, 256, 4096, 65536}) b->Args({n, 8192});
   for (std::int64_t n : {0, 256}) b->Args({n, 512});
 }
 void smallSlotSizes(benchmark::internal::Benchmark* b) {
@@ -329,12 +345,14 @@ void pcSizes(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK(BM_AllocRelease_Pooled)->Apply(sizes);
-BENCHMARK(BM_AllocRelease_PooledSimple)->Arg(64)->Arg(4096);
+BENCHMARK(BM_AllocRelease_Default)->Apply(sizes);
+BENCHMARK(BM_AllocRelease_PooledLeakDetectionDisabled)->Arg(64)->Arg(256)->Arg(4096);
 BENCHMARK(BM_AllocRelease_Unpooled)->Apply(sizes);
 BENCHMARK(BM_AllocRelease_Malloc)->Apply(sizes);
 BENCHMARK(BM_AllocRelease_Vector)->Apply(sizes);
 BENCHMARK(BM_RandomSlot_Pooled)->Apply(slotSizes);
-BENCHMARK(BM_RandomSlot_PooledSimple)->Args({0, 8192})->Args({256, 8192});
+BENCHMARK(BM_RandomSlot_Default)->Apply(slotSizes);
+BENCHMARK(BM_RandomSlot_PooledLeakDetectionDisabled)->Args({64, 8192})->Args({256, 8192});
 BENCHMARK(BM_RandomSlot_Unpooled)->Apply(slotSizes);
 BENCHMARK(BM_RandomSlot_Malloc)->Apply(slotSizes);
 BENCHMARK(BM_RandomSlot_MallocHandle)->Apply(smallSlotSizes);

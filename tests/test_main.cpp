@@ -1,7 +1,7 @@
 // The doctest main shared by every test program. Besides running the tests, it asserts after each
-// test case that the default allocator has nothing live when it is a pooled one (scripts/test runs
-// the suite with NETBUF_ALLOCATOR=pooled): a test that leaks a buffer fails the program, and the
-// leak report names the allocation sites it has.
+// test case that the default allocator has nothing live when it is a pooled one (it is, unless
+// NETBUF_ALLOCATOR=unpooled; ctest clears that variable): a test that leaks a buffer fails the
+// program, and the leak report names the allocation sites it has.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 

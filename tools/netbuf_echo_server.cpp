@@ -1,6 +1,5 @@
 #include "netbuf_echo_server.hpp"
 
-#include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
 #include <netbuf/transport/bootstrap.hpp>
 #include <netbuf/transport/datagram_channel.hpp>
 #include <stdexcept>
@@ -62,7 +61,6 @@ class DatagramEchoHandler final : public InboundHandler<DatagramPacket> {
 }  // namespace
 
 struct NetbufEchoServer::Impl {
-  PooledByteBufAllocator alloc;
   EventLoopGroup group;
   std::shared_ptr<ServerChannel> server;
   std::shared_ptr<DatagramChannel> datagram;  // --udp
@@ -77,21 +75,15 @@ void NetbufEchoServer::start() {
   if (impl_) throw std::logic_error("NetbufEchoServer already started");
   if (options_.threads == 0) throw std::invalid_argument("NetbufEchoServer needs >= 1 thread");
   auto impl = std::make_unique<Impl>(options_.threads);
-  ChannelOptions child;
-  child.allocator = &impl->alloc;
   auto stats = stats_;
   if (options_.udp) {
-    DatagramChannelOptions udp;
-    udp.allocator = &impl->alloc;
     impl->datagram = DatagramChannel::bind(
-        impl->group, options_.address, options_.port,
-        [stats](DatagramChannel& ch) {
+        impl->group, options_.address, options_.port, [stats](DatagramChannel& ch) {
           ch.pipeline().addLast("echo", std::make_unique<DatagramEchoHandler>(stats));
-        },
-        udp);
+        });
   } else {
     ServerBootstrap bootstrap;
-    bootstrap.group(impl->group).childOptions(child).childHandler([stats](SocketChannel& ch) {
+    bootstrap.group(impl->group).childHandler([stats](SocketChannel& ch) {
       ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(stats));
     });
     impl->server = options_.unixPath.empty() ? bootstrap.bind(options_.address, options_.port)

@@ -7,8 +7,8 @@
 // EchoHandler: every read buffer is written back as it is (no copy) and flushed once per read
 // batch, so replies go out as gather writes. Backpressure: when the channel stops being writable
 // (more than the high water mark queued because the client does not read), reading pauses until
-// it is writable again, so a client cannot grow the server without bound. Buffers come from a
-// PooledByteBufAllocator owned by the server.
+// it is writable again, so a client cannot grow the server without bound. Buffers come from the
+// default allocator (the process-wide pool), as in any ServerBootstrap left untuned.
 
 #include <atomic>
 #include <cstdint>

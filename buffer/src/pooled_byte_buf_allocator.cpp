@@ -31,6 +31,7 @@
 #include <span>
 #include <stdexcept>
 #include <thread>
+#include <unordered_map>
 
 namespace netbuf {
 namespace detail {
@@ -54,13 +55,23 @@ struct PoolChunk;
 struct PoolArena;
 struct ThreadCache;
 
+/// A backtrace, innermost frame first.
+struct LeakTrace {
+  int depth = 0;
+  void* frames[kMaxFrames];
+};
+
+/// One tracked live buffer. At paranoid it owns its trace; at simple `trace` is its caller's
+/// shared one (PoolCore::siteTraces, which outlives every record) or null. Records are recycled
+/// through PoolCore::freeRecords, so a sample at simple allocates nothing once warm.
 struct LeakRecord {
   LeakRecord* prev = nullptr;
   LeakRecord* next = nullptr;
   std::size_t size = 0;
   std::uint64_t sequence = 0;
-  int depth = 0;
-  void* frames[kMaxFrames];
+  void* caller = nullptr;
+  const LeakTrace* trace = nullptr;
+  bool ownsTrace = false;
 };
 
 void destroyPooled(Storage* s) noexcept;
@@ -382,9 +393,15 @@ struct PoolCore {
   std::vector<ThreadCache*> caches;  // guarded by registryMutex()
   std::atomic<LeakDetectionLevel> leakLevel{LeakDetectionLevel::Disabled};
   SharedCounter totalChunks, hugeAllocs, hugeLive, hugeLiveBytes, fallbacks, doubleReleases;
+  // Leak tracking, all guarded by leakMutex: the live records, spare records for reuse (at most
+  // kMaxFreeRecords, linked through `next`), and at simple the backtrace of each caller seen
+  // (at most kMaxLeakSites).
   std::mutex leakMutex;
   LeakRecord* leakHead = nullptr;
   std::uint64_t leakSequence = 0;
+  LeakRecord* freeRecords = nullptr;
+  std::size_t freeRecordCount = 0;
+  std::unordered_map<void*, std::unique_ptr<LeakTrace>> siteTraces;
 
   ~PoolCore();
 
@@ -403,7 +420,7 @@ struct PoolCore {
   void sweep(ThreadCache* tc) noexcept;
   void flushCache(ThreadCache* tc) noexcept;
   void detachCache(ThreadCache* tc) noexcept;
-  void track(PooledStorage* s, std::size_t requested) noexcept;
+  void track(PooledStorage* s, std::size_t requested, void* caller, bool ownTrace) noexcept;
   void untrack(PooledStorage* s) noexcept;
   void syncSampling(ThreadCache* tc) noexcept;
 
@@ -1244,12 +1261,56 @@ void PoolCore::release(PooledStorage* s) noexcept {
 
 // ------------------------------------------------------------------ leak detection
 
-void PoolCore::track(PooledStorage* s, std::size_t requested) noexcept {
-  auto* r = new (std::nothrow) LeakRecord();
-  if (r == nullptr) return;
+namespace {
+constexpr std::size_t kMaxFreeRecords = 1024;
+
+LeakTrace* captureTrace() noexcept {
+  auto* t = new (std::nothrow) LeakTrace();
+  if (t != nullptr) t->depth = backtrace(t->frames, kMaxFrames);
+  return t;
+}
+}  // namespace
+
+// What a sample costs is what makes `simple` cheap or not: glibc's backtrace() takes microseconds
+// (about 0.5 us plus 0.15 us per frame), so at simple it runs once per caller, and a sample
+// otherwise costs a lock, a hash lookup and a recycled record.
+void PoolCore::track(PooledStorage* s, std::size_t requested, void* caller,
+                     bool ownTrace) noexcept {
+  LeakTrace* own = ownTrace ? captureTrace() : nullptr;
+  std::unique_lock lock(leakMutex);
+  const LeakTrace* trace = own;
+  if (!ownTrace) {
+    auto it = siteTraces.find(caller);
+    if (it != siteTraces.end()) {
+      trace = it->second.get();
+    } else if (siteTraces.size() < kMaxLeakSites) {
+      lock.unlock();  // the backtrace is slow: other threads' samples need not wait for it
+      std::unique_ptr<LeakTrace> fresh(captureTrace());
+      lock.lock();
+      if (fresh != nullptr) {
+        try {
+          // Another thread may have added this caller meanwhile: its trace stays.
+          trace = siteTraces.try_emplace(caller, std::move(fresh)).first->second.get();
+        } catch (...) {  // out of memory: the record names its caller only
+        }
+      }
+    }
+  }
+  LeakRecord* r = freeRecords;
+  if (r != nullptr) {
+    freeRecords = r->next;
+    --freeRecordCount;
+  } else {
+    r = new (std::nothrow) LeakRecord();
+    if (r == nullptr) {
+      delete own;
+      return;  // out of memory: this buffer goes untracked
+    }
+  }
   r->size = requested;
-  r->depth = backtrace(r->frames, kMaxFrames);
-  std::lock_guard lock(leakMutex);
+  r->caller = caller;
+  r->trace = trace;
+  r->ownsTrace = own != nullptr;
   r->sequence = ++leakSequence;
   listPush(leakHead, r);
   s->leak = r;
@@ -1258,10 +1319,20 @@ void PoolCore::track(PooledStorage* s, std::size_t requested) noexcept {
 
 void PoolCore::untrack(PooledStorage* s) noexcept {
   LeakRecord* r = s->leak;
+  const LeakTrace* own = r->ownsTrace ? r->trace : nullptr;
   {
     std::lock_guard lock(leakMutex);
     listRemove(leakHead, r);
+    if (freeRecordCount < kMaxFreeRecords) {
+      r->trace = nullptr;
+      r->ownsTrace = false;
+      r->next = freeRecords;
+      freeRecords = r;
+      ++freeRecordCount;
+      r = nullptr;
+    }
   }
+  delete own;
   delete r;
   s->leak = nullptr;
 }
@@ -1282,10 +1353,13 @@ PoolCore::~PoolCore() {
     }
     for (void* slab : a->slabs) ::operator delete (slab, std::align_val_t{kSlabBytes});
   }
-  while (leakHead != nullptr) {
-    LeakRecord* r = leakHead;
-    leakHead = r->next;
-    delete r;
+  for (LeakRecord* list : {leakHead, freeRecords}) {
+    while (list != nullptr) {
+      LeakRecord* r = list;
+      list = r->next;
+      if (r->ownsTrace) delete r->trace;
+      delete r;
+    }
   }
 }
 
@@ -1416,7 +1490,8 @@ PooledByteBufAllocator::~PooledByteBufAllocator() {
 namespace detail {
 
 /// Everything but a cache hit: huge requests, misses, no cache yet, sweeps, leak tracking.
-[[gnu::noinline]] Storage* allocateSlow(PoolCore* c, std::size_t n) {
+/// `caller` is the return address into the code that asked for the buffer (the leak site).
+[[gnu::noinline]] Storage* allocateSlow(PoolCore* c, std::size_t n, void* caller) {
   PooledStorage* s;
   // Leak sampling at `simple`: an allocation through a sampling bin is sampled by the bin's
   // schedule (binSampling, sampled); any other by the thread's count.
@@ -1486,7 +1561,8 @@ namespace detail {
       if (tSampleLeft == 0) tSampleLeft = nextSampleDistance(c->options.leakSamplingInterval);
       sampled = --tSampleLeft == 0;
     }
-    if (level == LeakDetectionLevel::Paranoid || sampled) c->track(s, n);
+    if (level == LeakDetectionLevel::Paranoid || sampled)
+      c->track(s, n, caller, level == LeakDetectionLevel::Paranoid);
   }
   return s;
 }
@@ -1508,11 +1584,13 @@ inline PooledStorage* popCached(PoolCore* c, std::uint64_t fastId, std::size_t n
 
 }  // namespace detail
 
-detail::Storage* PooledByteBufAllocator::allocateStorage(std::size_t n) {
+// Never inlined, so that its return address is the caller's code (buffer() is inline there): the
+// allocation site that leak detection records.
+[[gnu::noinline]] detail::Storage* PooledByteBufAllocator::allocateStorage(std::size_t n) {
   if (PooledStorage* s = detail::popCached(
           core_, fastIds_[detail::kPoolAsan].load(std::memory_order_relaxed), n)) [[likely]]
     return s;
-  return detail::allocateSlow(core_, n);
+  return detail::allocateSlow(core_, n, __builtin_return_address(0));
 }
 
 AllocatorStats PooledByteBufAllocator::stats() const {
@@ -1646,14 +1724,26 @@ std::vector<LeakReport> PooledByteBufAllocator::leaks() const {
       LeakReport rep;
       rep.size = r->size;
       rep.sequence = r->sequence;
-      rep.frames.assign(r->frames, r->frames + r->depth);
+      rep.caller = r->caller;
+      if (r->trace != nullptr)
+        rep.frames.assign(r->trace->frames, r->trace->frames + r->trace->depth);
+      rep.sharedFrames = !r->ownsTrace && r->trace != nullptr;
       out.push_back(std::move(rep));
     }
   }
   std::sort(out.begin(), out.end(),
             [](const LeakReport& a, const LeakReport& b) { return a.sequence < b.sequence; });
-  for (LeakReport& rep : out)
-    rep.site = detail::symbolize(rep.frames.data(), static_cast<int>(rep.frames.size()));
+  for (LeakReport& rep : out) {
+    void* caller[1] = {rep.caller};
+    rep.site = "  caller:\n" + detail::symbolize(caller, 1);
+    if (!rep.frames.empty()) {
+      rep.site += rep.sharedFrames
+                      ? "  call path (of the first sampled allocation from this caller; "
+                        "NETBUF_LEAK_DETECTION=paranoid records each one's):\n"
+                      : "  call path:\n";
+      rep.site += detail::symbolize(rep.frames.data(), static_cast<int>(rep.frames.size()));
+    }
+  }
   return out;
 }
 
@@ -1720,29 +1810,27 @@ const PooledAllocatorOptions& PooledByteBufAllocator::options() const noexcept {
 
 // ------------------------------------------------------------------ the default allocator
 
-namespace {
-std::atomic<ByteBufAllocator*> gDefaultAllocator{nullptr};
-}  // namespace
+constinit std::atomic<ByteBufAllocator*> ByteBufAllocator::defaultAllocator_{nullptr};
 
-ByteBufAllocator& ByteBufAllocator::defaultAllocator() noexcept {
-  ByteBufAllocator* a = gDefaultAllocator.load(std::memory_order_acquire);
-  if (a != nullptr) [[likely]]
-    return *a;
+ByteBufAllocator& ByteBufAllocator::chooseDefaultAllocator() noexcept {
   static ByteBufAllocator* const chosen = []() -> ByteBufAllocator* {
     const char* env = std::getenv("NETBUF_ALLOCATOR");
-    if (env != nullptr && std::string_view(env) == "pooled") {
-      // Never destroyed: buffers may outlive static destructors, and thread exits may follow them.
-      return new PooledByteBufAllocator();
+    const std::string_view choice = env != nullptr ? env : "";
+    if (choice == "unpooled") return &UnpooledByteBufAllocator::instance();
+    if (!choice.empty() && choice != "pooled") {
+      std::fprintf(stderr, "netbuf: ignoring NETBUF_ALLOCATOR=%s (expected pooled or unpooled)\n",
+                   env);
     }
-    return &UnpooledByteBufAllocator::instance();
+    // Never destroyed: buffers may outlive static destructors, and thread exits may follow them.
+    return new PooledByteBufAllocator();
   }();
   ByteBufAllocator* expected = nullptr;
-  gDefaultAllocator.compare_exchange_strong(expected, chosen, std::memory_order_acq_rel);
-  return *gDefaultAllocator.load(std::memory_order_acquire);
+  defaultAllocator_.compare_exchange_strong(expected, chosen, std::memory_order_acq_rel);
+  return *defaultAllocator_.load(std::memory_order_acquire);
 }
 
 void ByteBufAllocator::setDefaultAllocator(ByteBufAllocator& allocator) noexcept {
-  gDefaultAllocator.store(&allocator, std::memory_order_release);
+  defaultAllocator_.store(&allocator, std::memory_order_release);
 }
 
 }  // namespace netbuf

@@ -39,8 +39,8 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 std::string kindOf(StorageKind k) { return std::string(netbuf::toString(k)); }
 std::string kindOf(const ByteBuf& b) { return kindOf(b.storageKind()); }
 
-/// Tests that pin exact capacities use the unpooled allocator explicitly: the suite also runs with
-/// a pooled default allocator (NETBUF_ALLOCATOR=pooled), whose slots have spare room.
+/// Tests that pin exact capacities use the unpooled allocator explicitly: the default allocator is
+/// a pool, whose slots have spare room.
 ByteBuf heapBuffer(std::size_t initial = ByteBufAllocator::kDefaultInitialCapacity,
                    std::size_t max = netbuf::kDefaultMaxCapacity) {
   return netbuf::UnpooledByteBufAllocator::instance().buffer(initial, max);

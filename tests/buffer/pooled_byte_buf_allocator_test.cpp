@@ -63,11 +63,26 @@ struct LiveSet {
 
 }  // namespace
 
-// Referenced by the leak test: its address, and its name (external linkage, exported by the
-// tests' -rdynamic), must appear in the leak report.
-[[gnu::noinline]] ByteBuf leakSiteMarkerFunction(PooledByteBufAllocator& a, std::size_t n) {
+#if defined(__clang__)
+#define NETBUF_TEST_NOIPA [[gnu::noinline]]
+#else
+#define NETBUF_TEST_NOIPA [[gnu::noipa]]
+#endif
+
+// Referenced by the leak tests: its address, and its name (external linkage, exported by the
+// tests' -rdynamic), must appear in the leak report. noipa: no constant-propagated clone (a local
+// symbol at another address) may stand in for it.
+NETBUF_TEST_NOIPA ByteBuf leakSiteMarkerFunction(PooledByteBufAllocator& a, std::size_t n) {
   ByteBuf b = a.buffer(n);
   asm volatile("" ::: "memory");  // keep the call frame (no tail call)
+  return b;
+}
+
+// A second allocation site for the simple-level test, through the base class (the virtual call a
+// pipeline makes).
+NETBUF_TEST_NOIPA ByteBuf leakSiteOtherFunction(ByteBufAllocator& a, std::size_t n) {
+  ByteBuf b = a.buffer(n);
+  asm volatile("" ::: "memory");
   return b;
 }
 
@@ -529,6 +544,61 @@ TEST_CASE("leak detection: paranoid tracks every allocation with its site") {
   kept.reset();
   CHECK(a.leaks().empty());
   CHECK(a.reportLeaks().empty());
+  checkNothingLive(a);
+}
+
+TEST_CASE("leak detection: the default level names each sampled leak's caller, one path each") {
+  // No level set: a new allocator starts at the process default, simple (the suite does not set
+  // NETBUF_LEAK_DETECTION).
+  PooledAllocatorOptions o = smallPool();
+  o.leakDetection.reset();
+  PooledByteBufAllocator a(o);
+  REQUIRE((a.leakDetectionLevel() == LeakDetectionLevel::Simple));
+  // 1000 buffers from each site, all kept: sample distances are at most 2 x 128 - 1, so each site
+  // has at least 3 sampled (tracked) buffers.
+  std::vector<ByteBuf> kept;
+  for (int i = 0; i < 1000; ++i) kept.push_back(leakSiteMarkerFunction(a, 100));
+  for (int i = 0; i < 1000; ++i) kept.push_back(leakSiteOtherFunction(a, 100));
+  const std::vector<LeakReport> leaks = a.leaks();
+  // Which function a return address is in: the nearer start below it (they may be adjacent).
+  const auto* fa = reinterpret_cast<const unsigned char*>(&leakSiteMarkerFunction);
+  const auto* fb = reinterpret_cast<const unsigned char*>(&leakSiteOtherFunction);
+  const auto offsetIn = [](const void* addr, const unsigned char* fn) {
+    const auto* p = static_cast<const unsigned char*>(addr);
+    return p > fn ? static_cast<std::size_t>(p - fn) : SIZE_MAX;
+  };
+  std::vector<const LeakReport*> first, other;
+  for (const LeakReport& r : leaks) {
+    CHECK(r.size == 100);
+    const std::size_t inA = offsetIn(r.caller, fa), inB = offsetIn(r.caller, fb);
+    CHECK(std::min(inA, inB) < 512);
+    (inA < inB ? first : other).push_back(&r);
+    // The shared call path runs through the caller.
+    CHECK(r.sharedFrames);
+    bool throughCaller = false;
+    for (void* f : r.frames) throughCaller = throughCaller || f == r.caller;
+    CHECK(throughCaller);
+  }
+  REQUIRE(first.size() >= 3);
+  REQUIRE(other.size() >= 3);
+  // One backtrace per caller, taken once: every record of a caller shows the same one.
+  for (const LeakReport* r : first) CHECK(r->frames == first[0]->frames);
+  for (const LeakReport* r : other) CHECK(r->frames == other[0]->frames);
+  CHECK(first[0]->frames != other[0]->frames);
+  const std::string report = a.reportLeaks();
+  CHECK(report.find("caller:") != std::string::npos);
+  CHECK(report.find("leakSiteMarkerFunction") != std::string::npos);
+  CHECK(report.find("leakSiteOtherFunction") != std::string::npos);
+  CHECK(report.find("first sampled allocation from this caller") != std::string::npos);
+  // Released and sampled again: the records are recycled, the paths kept.
+  kept.clear();
+  CHECK(a.leaks().empty());
+  for (int i = 0; i < 1000; ++i) kept.push_back(leakSiteMarkerFunction(a, 100));
+  const std::vector<LeakReport> again = a.leaks();
+  REQUIRE_FALSE(again.empty());
+  for (const LeakReport& r : again) CHECK(r.frames == first[0]->frames);
+  kept.clear();
+  CHECK(a.leaks().empty());
   checkNothingLive(a);
 }
 

@@ -554,10 +554,14 @@ inline ByteBuf ByteBufAllocator::handleOn(detail::Storage* storage, std::size_t 
 
 /// Netty-style factory functions for buffers that do not come from a particular allocator.
 struct Unpooled {
-  /// A heap buffer (default allocator).
+  /// A buffer from the default allocator: the process-wide pool unless NETBUF_ALLOCATOR=unpooled
+  /// (unlike Netty's Unpooled.buffer, which is always unpooled; here the name says only that no
+  /// allocator is named). Inline, so that it costs what defaultAllocator().buffer() costs.
   static ByteBuf buffer(std::size_t initialCapacity = ByteBufAllocator::kDefaultInitialCapacity,
-                        std::size_t maxCapacity = kDefaultMaxCapacity);
-  /// A heap buffer whose initial capacity is zero-filled.
+                        std::size_t maxCapacity = kDefaultMaxCapacity) {
+    return ByteBufAllocator::defaultAllocator().buffer(initialCapacity, maxCapacity);
+  }
+  /// A buffer from the default allocator whose initial capacity is zero-filled.
   static ByteBuf zeroedBuffer(std::size_t initialCapacity,
                               std::size_t maxCapacity = kDefaultMaxCapacity);
 

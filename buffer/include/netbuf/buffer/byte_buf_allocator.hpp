@@ -42,9 +42,12 @@ class ByteBufAllocator {
   /// defined in byte_buf.hpp: the argument check; a pooled allocator's thread-cache hit for a
   /// small size, inline, with no call; otherwise one virtual call, allocateStorage. The handle is
   /// made inline from the block in both cases, so `b = alloc.buffer(n)` builds it in registers
-  /// and stores it once, into b.)
-  inline ByteBuf buffer(std::size_t initialCapacity = kDefaultInitialCapacity,
-                        std::size_t maxCapacity = kDefaultMaxCapacity);
+  /// and stores it once, into b. Always inlined: the hit stays in the caller, and the return
+  /// address of the call is the caller's code, which leak detection reports as the allocation
+  /// site; an out-of-line copy would be reported instead.)
+  [[gnu::always_inline]] inline ByteBuf buffer(
+      std::size_t initialCapacity = kDefaultInitialCapacity,
+      std::size_t maxCapacity = kDefaultMaxCapacity);
   /// Same, with the initial capacity zero-filled.
   ByteBuf zeroedBuffer(std::size_t initialCapacity, std::size_t maxCapacity = kDefaultMaxCapacity);
 
@@ -64,9 +67,11 @@ class ByteBufAllocator {
   static std::size_t calculateNewCapacity(std::size_t minNewCapacity, std::size_t maxCapacity);
 
   /// The process-wide default allocator. Unless setDefaultAllocator() chose one, the first call
-  /// reads NETBUF_ALLOCATOR: `pooled` selects a process-wide PooledByteBufAllocator (created once,
-  /// never destroyed, so buffers may outlive static destructors), anything else or unset the
-  /// unpooled allocator.
+  /// reads NETBUF_ALLOCATOR: unset or `pooled`, a process-wide PooledByteBufAllocator with default
+  /// options (created once, never destroyed, so buffers may outlive static destructors), as
+  /// Netty's default; `unpooled`, UnpooledByteBufAllocator::instance(). Any other value is
+  /// reported on stderr and the pool is used.
+  /// (Inline: one acquire load once chosen.)
   static ByteBufAllocator& defaultAllocator() noexcept;
   /// Makes `allocator` the process-wide default. Call it before other threads allocate; the
   /// allocator must outlive every later use of the default (buffers made earlier keep their own).
@@ -81,6 +86,10 @@ class ByteBufAllocator {
                                  std::size_t maxCapacity) noexcept;
   [[noreturn]] static void throwBadBufferArguments(std::size_t initialCapacity,
                                                    std::size_t maxCapacity);
+  /// defaultAllocator()'s first call: chooses the default (NETBUF_ALLOCATOR) and publishes it.
+  static ByteBufAllocator& chooseDefaultAllocator() noexcept;
+  /// The default allocator once chosen or set; nullptr before.
+  static std::atomic<ByteBufAllocator*> defaultAllocator_;
 
   // buffer()'s inline path (pool_fast_path.hpp), for the pooled allocator. While an id is not
   // kNoFastPath, it is the id under which the thread caches of this allocator are memoised now
@@ -96,8 +105,15 @@ class ByteBufAllocator {
   std::size_t fastLimit_ = 0;
 };
 
-/// Heap memory from aligned operator new, no pooling and no zeroing. One allocation per buffer:
-/// the control block and the data share it.
+inline ByteBufAllocator& ByteBufAllocator::defaultAllocator() noexcept {
+  ByteBufAllocator* a = defaultAllocator_.load(std::memory_order_acquire);
+  if (a != nullptr) [[likely]]
+    return *a;
+  return chooseDefaultAllocator();
+}
+
+/// Heap memory from malloc, no pooling and no zeroing. One allocation per buffer: the control
+/// block and the data share it (the data is 16-byte aligned).
 class UnpooledByteBufAllocator final : public ByteBufAllocator {
  public:
   static UnpooledByteBufAllocator& instance() noexcept;
