@@ -149,7 +149,7 @@ struct AllocatorStats {
 /// At `paranoid` every tracked allocation records its own backtrace. At `simple` a sampled
 /// allocation records only its caller (one return address: free to take), and the backtrace is
 /// taken once per caller, at the first sampled allocation from it, and shared by the later ones:
-/// that keeps `simple` within a few percent of `disabled`. So at `simple`, `caller` is exact and
+/// that keeps `simple` within about a nanosecond of `disabled` per allocation. So at `simple`, `caller` is exact and
 /// `frames` is one call path through it (the innermost frames are the allocator's, then the
 /// caller's; outer frames may differ from this buffer's own path).
 struct LeakReport {
