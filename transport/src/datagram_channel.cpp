@@ -6,8 +6,13 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <functional>
+#include <future>
+#include <mutex>
 #include <netbuf/transport/datagram_channel.hpp>
 
 #include "detail/endpoint_format.hpp"
@@ -57,6 +62,56 @@ DatagramTruncatedError::DatagramTruncatedError(std::size_t size, std::size_t lim
       sender_(sender) {}
 
 // ------------------------------------------------------------------ creation
+
+namespace {
+
+/// What bind() waits on while the channel's loop starts it.
+struct StartWait {
+  std::mutex mutex;
+  std::condition_variable done;
+  bool finished = false;      // guarded by mutex
+  std::exception_ptr error;   // guarded by mutex; null when the start succeeded
+
+  void finish(std::exception_ptr e) {
+    {
+      std::lock_guard lock(mutex);
+      finished = true;
+      error = std::move(e);
+    }
+    done.notify_one();
+  }
+};
+
+/// The loop task that starts a channel bound from another thread. Move-only: a moved-from task
+/// has no `wait` and reports nothing when destroyed.
+struct StartTask {
+  std::function<void()> start;  // starts the channel; made in bind(), which may call start()
+  std::shared_ptr<StartWait> wait;
+
+  StartTask(std::function<void()> s, std::shared_ptr<StartWait> w)
+      : start(std::move(s)), wait(std::move(w)) {}
+  StartTask(StartTask&&) noexcept = default;
+  StartTask& operator=(StartTask&&) = delete;
+  ~StartTask() {
+    if (wait) {
+      wait->finish(std::make_exception_ptr(std::future_error(std::future_errc::broken_promise)));
+    }
+  }
+
+  void operator()() {
+    std::exception_ptr error;
+    try {
+      start();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    // Out of the catch block: `error` is this thread's only reference to the exception.
+    std::shared_ptr<StartWait> w = std::move(wait);
+    w->finish(std::move(error));
+  }
+};
+
+}  // namespace
 
 std::shared_ptr<DatagramChannel> DatagramChannel::bind(EventLoopGroup& group,
                                                        const std::string& address,
@@ -108,21 +163,23 @@ std::shared_ptr<DatagramChannel> DatagramChannel::bind(EventLoopGroup& group,
     ch->start(init);
     return ch;
   }
-  // Held by the task. A task the loop never runs (it shut down meanwhile) is destroyed with the
-  // loop's io_context, when the group is destroyed: that breaks the promise, and the wait below
-  // ends with std::future_error then. RejectedExecutionError comes at once when the group has
-  // already shut down.
-  auto started = std::make_shared<std::promise<void>>();
-  auto future = started->get_future();
-  loop.execute([ch, init = std::move(init), started] {
-    try {
-      ch->start(init);
-      started->set_value();
-    } catch (...) {
-      started->set_exception(std::current_exception());
-    }
-  });
-  future.get();
+  // The caller waits for the loop to start the channel. An exception the initializer throws comes
+  // back through `StartWait`, and the loop lets go of it (moved out of its catch block and then out
+  // of its hands under the mutex) before the caller can see it, so the caller's thread holds the
+  // only reference: an exception object must not be released by two threads whose only order is
+  // its (uninstrumented, to ThreadSanitizer) reference count. A task the loop never runs (it shut
+  // down meanwhile) is destroyed with the loop's io_context, when the group is destroyed: the wait
+  // ends then with std::future_error (broken_promise). RejectedExecutionError comes at once when
+  // the group has already shut down.
+  auto wait = std::make_shared<StartWait>();
+  loop.execute(StartTask([ch, init = std::move(init)] { ch->start(init); }, wait));
+  std::exception_ptr error;
+  {
+    std::unique_lock lock(wait->mutex);
+    wait->done.wait(lock, [&] { return wait->finished; });
+    error = std::move(wait->error);
+  }
+  if (error) std::rethrow_exception(std::move(error));
   return ch;
 }
 
