@@ -1442,8 +1442,8 @@ PooledByteBufAllocator::PooledByteBufAllocator(const PooledAllocatorOptions& o) 
   }
   core->leakLevel.store(o.leakDetection.value_or(defaultLeakDetectionLevel()));
   core_ = core.release();
-  fastLookup_ = core_->classes.smallLookup.data();
-  fastLimit_ = core_->classes.smallLimit;
+  fastPath_.lookup = core_->classes.smallLookup.data();
+  fastPath_.limit = core_->classes.smallLimit;
   updateFastPath();
 }
 
@@ -1455,9 +1455,10 @@ PooledByteBufAllocator::PooledByteBufAllocator(const PooledAllocatorOptions& o) 
 void PooledByteBufAllocator::updateFastPath() noexcept {
   const bool on = core_->options.useThreadCache &&
                   core_->leakLevel.load(std::memory_order_relaxed) != LeakDetectionLevel::Paranoid;
-  const std::uint64_t id = on ? core_->memoId.load(std::memory_order_relaxed) : kNoFastPath;
-  fastIds_[1].store(id, std::memory_order_relaxed);
-  fastIds_[0].store(detail::kPoolAsan == 0 ? id : kNoFastPath, std::memory_order_relaxed);
+  constexpr std::uint64_t kOff = detail::PoolFastPath::kOff;
+  const std::uint64_t id = on ? core_->memoId.load(std::memory_order_relaxed) : kOff;
+  fastPath_.ids[1].store(id, std::memory_order_relaxed);
+  fastPath_.ids[0].store(detail::kPoolAsan == 0 ? id : kOff, std::memory_order_relaxed);
 }
 
 PooledByteBufAllocator::~PooledByteBufAllocator() {
@@ -1588,7 +1589,7 @@ inline PooledStorage* popCached(PoolCore* c, std::uint64_t fastId, std::size_t n
 // allocation site that leak detection records.
 [[gnu::noinline]] detail::Storage* PooledByteBufAllocator::allocateStorage(std::size_t n) {
   if (PooledStorage* s = detail::popCached(
-          core_, fastIds_[detail::kPoolAsan].load(std::memory_order_relaxed), n)) [[likely]]
+          core_, fastPath_.ids[detail::kPoolAsan].load(std::memory_order_relaxed), n)) [[likely]]
     return s;
   return detail::allocateSlow(core_, n, __builtin_return_address(0));
 }
