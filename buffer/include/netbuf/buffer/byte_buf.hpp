@@ -561,6 +561,11 @@ struct Unpooled {
   /// A buffer from the default allocator whose initial capacity is zero-filled.
   static ByteBuf zeroedBuffer(std::size_t initialCapacity,
                               std::size_t maxCapacity = kDefaultMaxCapacity);
+  /// An empty CompositeByteBuf whose new components come from the default allocator (Netty's
+  /// Unpooled.compositeBuffer(maxNumComponents); the same as
+  /// ByteBufAllocator::defaultAllocator().compositeBuffer(maxNumComponents)). Defined in
+  /// composite_byte_buf.cpp: include <netbuf/buffer/composite_byte_buf.hpp> to call it.
+  static CompositeByteBuf compositeBuffer(std::size_t maxNumComponents = 16);
 
   /// Wraps foreign memory [data, data + size) without copying; deleter(data, size) runs exactly
   /// once, when the last handle goes. Fully readable; fixed capacity (maxCapacity == size).
