@@ -1,5 +1,7 @@
-// PooledByteBufAllocator: size classes, chunks, arenas, thread caches, the cross-thread return
-// path, statistics and leak detection. See docs/allocator.md for the picture.
+// PooledByteBufAllocator: chunks, arenas, thread caches, the cross-thread return path, statistics
+// and leak detection. See docs/allocator.md for the picture. The size-class table is in
+// detail/size_classes.hpp, the leak detection levels in leak_detection_level.cpp, the choice of the
+// default allocator in default_allocator.cpp.
 //
 // Locking (the order is registry → arena → leaks; no path takes two arenas):
 //  - registryMutex(): the set of thread caches of every allocator, cache creation, thread exit,
@@ -11,6 +13,8 @@
 // every counter (relaxed atomics; single-writer ones are updated with load + store).
 
 #include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
+
+#include "detail/size_classes.hpp"
 
 #include <cxxabi.h>
 #include <execinfo.h>
@@ -76,67 +80,6 @@ struct LeakRecord {
 
 void destroyPooled(Storage* s) noexcept;
 
-/// Size classes: quantum 16 up to 64, then 4 classes per doubling (jemalloc / Netty SizeClasses).
-/// Classes below 4 x pageSize are "small": slots carved from a run whose length is the least
-/// common multiple of the slot and the page (so 10 KiB slots come 4 to a 5-page run, with no
-/// waste). From 4 x pageSize up, every class is a whole number of pages and is "normal": a run.
-/// chunkSize is the last class.
-struct SizeClasses {
-  std::size_t pageSize = 0;
-  unsigned pageShift = 0;
-  std::size_t chunkSize = 0;
-  std::size_t numPages = 0;
-  std::vector<std::uint32_t> sizes;
-  std::vector<std::uint32_t> runPages;      // pages per run
-  std::vector<std::uint32_t> slotsPerRun;   // small: slots; normal: 1
-  std::size_t smallLimit = 0;               // min(4 x pageSize, chunkSize)
-  std::vector<std::uint16_t> smallLookup;   // (n + 15) >> 4 -> class, n in [0, smallLimit]
-  std::vector<std::uint16_t> normalLookup;  // pages -> class, n in (smallLimit, chunkSize]
-  unsigned numSmall = 0;
-
-  void init(std::size_t page, std::size_t chunk) {
-    pageSize = page;
-    pageShift = static_cast<unsigned>(std::countr_zero(page));
-    chunkSize = chunk;
-    numPages = chunk >> pageShift;
-    smallLimit = std::min(4 * page, chunk);
-    std::vector<std::size_t> raw{16, 32, 48, 64};
-    for (std::size_t base = 64; base < chunk; base *= 2)
-      for (std::size_t i = 1; i <= 4; ++i) raw.push_back(base + base / 4 * i);
-    for (std::size_t s : raw) {
-      if (s > chunk) break;
-      const std::size_t c = s < smallLimit ? s : (s + page - 1) / page * page;
-      if (!sizes.empty() && sizes.back() >= c) continue;
-      sizes.push_back(static_cast<std::uint32_t>(c));
-      if (c < smallLimit) ++numSmall;
-    }
-    for (std::uint32_t c : sizes) {
-      if (c < smallLimit) {
-        // The smallest run that holds a whole number of slots: no tail waste.
-        // (A tiny chunk may not hold that run: then the run is the chunk, with some tail waste.)
-        const std::size_t run = std::min(std::lcm(std::size_t{c}, page), chunk);
-        runPages.push_back(static_cast<std::uint32_t>(run / page));
-        slotsPerRun.push_back(static_cast<std::uint32_t>(run / c));
-      } else {
-        runPages.push_back(static_cast<std::uint32_t>(c / page));
-        slotsPerRun.push_back(1);
-      }
-    }
-    smallLookup.resize(smallClassIndex(smallLimit) + 1);
-    for (std::size_t i = 0; i < smallLookup.size(); ++i) smallLookup[i] = firstAtLeast(i * 16);
-    normalLookup.resize(numPages + 1);
-    for (std::size_t p = 0; p <= numPages; ++p) normalLookup[p] = firstAtLeast(p * page);
-  }
-  std::uint16_t firstAtLeast(std::size_t n) const {
-    auto it = std::lower_bound(sizes.begin(), sizes.end(), n);
-    return static_cast<std::uint16_t>(it - sizes.begin());
-  }
-  /// n <= chunkSize.
-  unsigned classOf(std::size_t n) const noexcept {
-    return n <= smallLimit ? smallLookup[smallClassIndex(n)]
-                           : normalLookup[(n + pageSize - 1) >> pageShift];
-  }
-};
 
 /// A small run: equal slots, a bitmap (1 = in use), on its arena's per-class list while it has a
 /// free slot. Guarded by the arena mutex.
@@ -1370,28 +1313,6 @@ PoolCore::~PoolCore() {
 using detail::PoolCore;
 using detail::PooledStorage;
 
-std::string_view toString(LeakDetectionLevel level) noexcept {
-  switch (level) {
-    case LeakDetectionLevel::Disabled:
-      return "disabled";
-    case LeakDetectionLevel::Simple:
-      return "simple";
-    case LeakDetectionLevel::Paranoid:
-      return "paranoid";
-  }
-  return "unknown";
-}
-
-LeakDetectionLevel parseLeakDetectionLevel(std::string_view text) {
-  std::string lower(text);
-  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (lower == "disabled") return LeakDetectionLevel::Disabled;
-  if (lower == "simple" || lower == "advanced") return LeakDetectionLevel::Simple;
-  if (lower == "paranoid") return LeakDetectionLevel::Paranoid;
-  throw IllegalArgumentError(
-      fmt::format("leak detection level: '{}' (expected: disabled, simple or paranoid)", text));
-}
-
 LeakDetectionLevel PooledByteBufAllocator::defaultLeakDetectionLevel() noexcept {
   int v = detail::gDefaultLeakLevel.load(std::memory_order_acquire);
   if (v < 0) {
@@ -1807,31 +1728,6 @@ std::size_t PooledByteBufAllocator::normalizeSize(std::size_t n) const {
 }
 const PooledAllocatorOptions& PooledByteBufAllocator::options() const noexcept {
   return core_->options;
-}
-
-// ------------------------------------------------------------------ the default allocator
-
-constinit std::atomic<ByteBufAllocator*> ByteBufAllocator::defaultAllocator_{nullptr};
-
-ByteBufAllocator& ByteBufAllocator::chooseDefaultAllocator() noexcept {
-  static ByteBufAllocator* const chosen = []() -> ByteBufAllocator* {
-    const char* env = std::getenv("NETBUF_ALLOCATOR");
-    const std::string_view choice = env != nullptr ? env : "";
-    if (choice == "unpooled") return &UnpooledByteBufAllocator::instance();
-    if (!choice.empty() && choice != "pooled") {
-      std::fprintf(stderr, "netbuf: ignoring NETBUF_ALLOCATOR=%s (expected pooled or unpooled)\n",
-                   env);
-    }
-    // Never destroyed: buffers may outlive static destructors, and thread exits may follow them.
-    return new PooledByteBufAllocator();
-  }();
-  ByteBufAllocator* expected = nullptr;
-  defaultAllocator_.compare_exchange_strong(expected, chosen, std::memory_order_acq_rel);
-  return *defaultAllocator_.load(std::memory_order_acquire);
-}
-
-void ByteBufAllocator::setDefaultAllocator(ByteBufAllocator& allocator) noexcept {
-  defaultAllocator_.store(&allocator, std::memory_order_release);
 }
 
 }  // namespace netbuf
