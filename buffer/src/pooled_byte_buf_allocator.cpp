@@ -144,9 +144,9 @@ struct PoolChunk {
   }
   /// Best fit: the first page of the shortest maximal free span of at least n pages (the lowest
   /// such span on ties), its length in `spanLength`; SIZE_MAX if no span is long enough. Filling
-  /// the tightest hole keeps long spans, and the tails of chunks, whole for long runs, which first
-  /// fit (lowest address) broke up: a long-lived mixed workload held ~13 % of its chunk bytes as
-  /// page holes too short for the runs asked for.
+  /// the tightest hole keeps long spans, and the tails of chunks, whole for long runs; first fit
+  /// (lowest address) breaks them up, and leaves a long-lived mixed workload holding about 13 % of
+  /// its chunk bytes as page holes too short for the runs it asks for.
   std::size_t bestRun(std::size_t n, std::size_t& spanLength) const noexcept {
     std::size_t best = SIZE_MAX, bestLength = SIZE_MAX;
     std::size_t p = 0;
@@ -381,9 +381,9 @@ struct PoolCore {
 // block of the slab, a copy of PooledStorage::sizeClass that the release fast path reads instead
 // of the block's own field. Its address follows from the block's address alone, and the headers
 // of all slabs (256 bytes each) stay in the core's caches, whereas the block's line is a cache
-// miss when blocks are released in random order. (With the class read from the block, the
-// release's push went to a bin whose address waited for that miss, and the next allocation, which
-// pops the same bin, waited with it.)
+// miss when blocks are released in random order: a class read from the block would make the
+// release's push wait for that miss to learn its bin, and the next allocation, which pops the same
+// bin, wait with it.
 // The header's place in the slab depends on the slab's address (its "colour"): headers all at the
 // same offset of 8 KiB-aligned slabs would fall into the same few sets of the L1 cache (which
 // repeats every 4 KiB) and evict one another; 16 colours of 256 bytes cover all its sets. The
