@@ -26,7 +26,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <netbuf/buffer/byte_buf_cursor.hpp>
+#include <netbuf/buffer/byte_buf_reader.hpp>
+#include <netbuf/buffer/byte_buf_writer.hpp>
 #include <netbuf/netbuf.hpp>
 #include <random>
 #include <string>
@@ -238,7 +239,8 @@ void readBaseline(benchmark::State& state) {
 // every store, and store writerIndex_ back every time (the index itself stays in a register):
 // three memory operations per value more than the baseline's. A cursor whose pointers live in
 // locals that never escape (the slow path takes and returns them by value) keeps them in registers;
-// the bounds check stays. netbuf::ByteBufWriter / ByteBufReader (byte_buf_cursor.hpp) are that API.
+// the bounds check stays. netbuf::ByteBufWriter / ByteBufReader (byte_buf_writer.hpp,
+// byte_buf_reader.hpp) are that API.
 
 constexpr netbuf::ByteOrder toByteOrder(Order o) {
   return o == Order::Big ? netbuf::ByteOrder::big : netbuf::ByteOrder::little;

@@ -12,7 +12,7 @@
 #include <sys/uio.h>
 
 #include <array>
-#include <netbuf/buffer/byte_buf_cursor.hpp>
+#include <netbuf/buffer/byte_buf_reader.hpp>
 #include <netbuf/buffer/composite_byte_buf.hpp>
 #include <random>
 #include <vector>

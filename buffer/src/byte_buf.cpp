@@ -332,7 +332,7 @@ std::size_t ByteBufAllocator::calculateNewCapacity(std::size_t minNewCapacity,
   return std::min(newCapacity, maxCapacity);
 }
 
-// defaultAllocator()/setDefaultAllocator() are defined in pooled_byte_buf_allocator.cpp, which can
+// defaultAllocator()/setDefaultAllocator() are defined in default_allocator.cpp, which can
 // construct either kind of allocator.
 
 detail::Storage* ByteBufAllocator::storageOf(const ByteBuf& buf) noexcept { return buf.storage_; }

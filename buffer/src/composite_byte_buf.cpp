@@ -653,6 +653,10 @@ CompositeByteBuf ByteBufAllocator::compositeBuffer(std::size_t maxNumComponents)
   return CompositeByteBuf(*this, maxNumComponents);
 }
 
+CompositeByteBuf Unpooled::compositeBuffer(std::size_t maxNumComponents) {
+  return ByteBufAllocator::defaultAllocator().compositeBuffer(maxNumComponents);
+}
+
 CompositeByteBuf compositeOf(std::span<ByteBuf> bufs, std::size_t maxNumComponents) {
   CompositeByteBuf out(ByteBufAllocator::defaultAllocator(),
                        std::max(maxNumComponents, std::max<std::size_t>(bufs.size(), 1)));

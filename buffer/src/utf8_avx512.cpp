@@ -151,8 +151,8 @@ inline std::uintptr_t roomyLimit(const u8* d, const u8* dEnd) noexcept {
 /// The UTF-16 encoder's constants. When 64 or more units are left at the first step that is not
 /// all ASCII (Pin) they are made once per call from one table and pinned in registers: left to
 /// itself, GCC 12 rebuilds every one of them (a move and a broadcast) in every block of the loop.
-/// For fewer (not Pin) the splats are immediates, built where used and only if used: measured,
-/// that beats making all fourteen up front for such short inputs.
+/// For fewer (not Pin) the splats are immediates, built where used and only if used, which is
+/// faster than making all fourteen up front for such short inputs.
 struct U16Consts {
   __m512i highFive, surrogateBase, ascii, twoByte, lead3, cont2, cont3, sixBits, sixBitsHigh,
       oneInWord, oneInLane, pack, layout0, layout1;

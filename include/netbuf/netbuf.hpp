@@ -3,7 +3,8 @@
 #include <netbuf/buffer/any_byte_buf.hpp>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/buffer/byte_buf_allocator.hpp>
-#include <netbuf/buffer/byte_buf_cursor.hpp>
+#include <netbuf/buffer/byte_buf_reader.hpp>
+#include <netbuf/buffer/byte_buf_writer.hpp>
 #include <netbuf/buffer/byte_buf_view.hpp>
 #include <netbuf/buffer/byte_processor.hpp>
 #include <netbuf/buffer/composite_byte_buf.hpp>

@@ -661,6 +661,35 @@ TEST_CASE("allocators make composites whose new components come from them") {
   CHECK_FALSE(parts[0].isValid());  // moved in
 }
 
+TEST_CASE("Unpooled::compositeBuffer: empty, on the default allocator, 16 components by default") {
+  CompositeByteBuf c = Unpooled::compositeBuffer();
+  CHECK(c.maxNumComponents() == CompositeByteBuf::kDefaultMaxComponents);
+  CHECK(c.maxNumComponents() == 16);
+  CHECK(&c.alloc() == &netbuf::ByteBufAllocator::defaultAllocator());
+  CHECK(c.numComponents() == 0);
+  CHECK(c.readableBytes() == 0);
+  CHECK(c.capacity() == 0);
+  std::string expected;
+  for (int i = 0; i < 20; ++i) {
+    const std::string part(1, static_cast<char>('a' + i));
+    c.addComponent(true, bytesBuf(part));
+    expected += part;
+  }
+  CHECK(c.numComponents() <= 16);  // the trailing components were consolidated at 17
+  CHECK(readableOf(c) == expected);
+
+  CompositeByteBuf small = Unpooled::compositeBuffer(2);
+  CHECK(small.maxNumComponents() == 2);
+  small.addComponent(true, bytesBuf("ab")).addComponent(true, bytesBuf("cd"));
+  CHECK(small.numComponents() == 2);
+  small.addComponent(true, bytesBuf("ef"));
+  CHECK(small.numComponents() <= 2);
+  CHECK(readableOf(small) == "abcdef");
+  small.writeInt(0x01020304);  // a new component from the default allocator
+  CHECK(small.readableBytes() == 10);
+  CHECK(small.getInt(6) == 0x01020304);
+}
+
 TEST_CASE("write, then add: the new component follows the written bytes directly") {
   CompositeByteBuf c = split("head", {4});
   c.writeByte('!');  // allocates a component with spare room past writerIndex

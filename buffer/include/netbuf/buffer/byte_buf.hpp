@@ -54,8 +54,9 @@
 #include <netbuf/buffer/byte_buf_view.hpp>
 #include <netbuf/buffer/byte_processor.hpp>
 #include <netbuf/buffer/errors.hpp>
-#include <netbuf/buffer/pool_fast_path.hpp>
-#include <netbuf/buffer/storage.hpp>
+#include <netbuf/buffer/detail/pool_fast_path.hpp>
+#include <netbuf/buffer/detail/storage.hpp>
+#include <netbuf/buffer/storage_kind.hpp>
 #include <span>
 #include <string>
 #include <string_view>
@@ -525,16 +526,12 @@ inline bool operator==(const ByteBuf& a, const ByteBuf& b) { return a.equals(b);
 inline ByteBuf ByteBufAllocator::buffer(std::size_t initialCapacity, std::size_t maxCapacity) {
   if (initialCapacity > maxCapacity || maxCapacity > kMaxCapacityLimit) [[unlikely]]
     throwBadBufferArguments(initialCapacity, maxCapacity);
-  // A pooled allocator's thread-cache hit, inline: a virtual call would cost more than the hit.
+  // A thread-cache hit (detail::popFast: only the pool turns it on), inline: a virtual call would cost more than the hit.
   // Every other case makes the call. Either way the call yields a block, not a handle: a handle
   // returned by a call comes back through memory, and then the caller's move from that
   // temporary (wide loads over the narrower stores that built it) cannot be forwarded from the
   // store buffer and waits for the stores to retire (up to 0.7 ns per allocation, measured).
-  detail::Storage* s = nullptr;
-  if (initialCapacity <= fastLimit_ &&
-      detail::tPoolMemo.id == fastIds_[detail::kPoolAsan].load(std::memory_order_relaxed))
-    s = detail::popBin(
-        detail::tPoolMemo.bins[fastLookup_[detail::smallClassIndex(initialCapacity)]]);
+  detail::Storage* s = detail::popFast(fastPath_, initialCapacity);
   if (s == nullptr) [[unlikely]] {
     s = allocateStorage(initialCapacity);
     if (s->size < initialCapacity) [[unlikely]]
@@ -564,6 +561,11 @@ struct Unpooled {
   /// A buffer from the default allocator whose initial capacity is zero-filled.
   static ByteBuf zeroedBuffer(std::size_t initialCapacity,
                               std::size_t maxCapacity = kDefaultMaxCapacity);
+  /// An empty CompositeByteBuf whose new components come from the default allocator (Netty's
+  /// Unpooled.compositeBuffer(maxNumComponents); the same as
+  /// ByteBufAllocator::defaultAllocator().compositeBuffer(maxNumComponents)). Defined in
+  /// composite_byte_buf.cpp: include <netbuf/buffer/composite_byte_buf.hpp> to call it.
+  static CompositeByteBuf compositeBuffer(std::size_t maxNumComponents = 16);
 
   /// Wraps foreign memory [data, data + size) without copying; deleter(data, size) runs exactly
   /// once, when the last handle goes. Fully readable; fixed capacity (maxCapacity == size).

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <netbuf/buffer/detail/pool_fast_path.hpp>
 #include <netbuf/buffer/limits.hpp>
 
 namespace netbuf {
@@ -20,7 +21,6 @@ namespace netbuf {
 class ByteBuf;
 class CompositeByteBuf;
 namespace detail {
-struct Storage;
 /// Releases a block smaller than allocateStorage was asked for (an allocator broke its promise),
 /// and throws IllegalArgumentError naming `who`, the size and the request.
 [[noreturn]] void rejectShortStorage(Storage* storage, std::size_t requested, const char* who);
@@ -91,18 +91,9 @@ class ByteBufAllocator {
   /// The default allocator once chosen or set; nullptr before.
   static std::atomic<ByteBufAllocator*> defaultAllocator_;
 
-  // buffer()'s inline path (pool_fast_path.hpp), for the pooled allocator. While an id is not
-  // kNoFastPath, it is the id under which the thread caches of this allocator are memoised now
-  // (detail::tPoolMemo.id; never 0, never reused; a new one at every leak level change), and a
-  // request of n <= fastLimit_ bytes whose thread memo matches pops a block from bin
-  // fastLookup_[smallClassIndex(n)] of the memo's cache.
-  // fastIds_[detail::kPoolAsan] is the one a caller's code reads: [0] for code built without
-  // AddressSanitizer, which the pool leaves off when the library itself poisons free slots.
-  // Other allocators leave both at kNoFastPath, which no memo holds.
-  static constexpr std::uint64_t kNoFastPath = UINT64_MAX;
-  std::atomic<std::uint64_t> fastIds_[2] = {kNoFastPath, kNoFastPath};
-  const std::uint16_t* fastLookup_ = nullptr;
-  std::size_t fastLimit_ = 0;
+  /// buffer()'s inline path (detail/pool_fast_path.hpp): off unless an allocator with thread
+  /// caches of blocks turns it on.
+  detail::PoolFastPath fastPath_;
 };
 
 inline ByteBufAllocator& ByteBufAllocator::defaultAllocator() noexcept {

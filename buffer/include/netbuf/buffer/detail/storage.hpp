@@ -1,30 +1,18 @@
 #pragma once
-// The storage control block behind every ByteBuf handle, and the kinds of storage. Split from
-// byte_buf.hpp so that allocator internals that must be visible to inline code
-// (pool_fast_path.hpp) can name it without the whole ByteBuf API.
+// The storage control block behind every ByteBuf handle. Internal: a header of its own so that
+// allocator internals that inline code must see (detail/pool_fast_path.hpp) can name it without
+// the whole ByteBuf API.
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
+#include <netbuf/buffer/storage_kind.hpp>
 
 namespace netbuf {
-
 class ByteBufAllocator;
+}  // namespace netbuf
 
-/// Where a buffer's memory came from; reported by ByteBuf::storageKind() and the fmt summary.
-enum class StorageKind : std::uint8_t {
-  Heap,         ///< Allocated by an unpooled allocator.
-  Pooled,       ///< A slot of a pooled allocator.
-  Wrapped,      ///< Foreign memory with a deleter, called once when the count reaches zero.
-  OwnedString,  ///< A std::string moved into the buffer (no copy).
-  OwnedVector,  ///< A std::vector<std::byte> moved into the buffer (no copy).
-  Unowned,      ///< Memory the caller keeps alive for as long as any handle exists.
-};
-
-std::string_view toString(StorageKind kind) noexcept;
-
-namespace detail {
+namespace netbuf::detail {
 
 /// The storage control block shared by every handle on one piece of memory.
 ///
@@ -84,5 +72,4 @@ struct Storage {
   }
 };
 
-}  // namespace detail
-}  // namespace netbuf
+}  // namespace netbuf::detail

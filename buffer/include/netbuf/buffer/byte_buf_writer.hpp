@@ -1,34 +1,32 @@
 #pragma once
-// ByteBufWriter / ByteBufReader: cursors for tight loops of primitive writes and reads.
+// ByteBufWriter: a cursor for tight loops of primitive writes into a ByteBuf (ByteBufReader, in
+// byte_buf_reader.hpp, is its counterpart for reads).
 //
-// Why they exist: ByteBuf::writeInt() keeps its indices in the ByteBuf object, and the compiler
+// Why cursors exist: ByteBuf::writeInt() keeps its indices in the ByteBuf object, and the compiler
 // must assume a store through the buffer's byte pointer may modify that object (a char-typed store
 // aliases everything). So in a loop of writeInt calls it reloads the base pointer and the write
 // limit after every store, and stores writerIndex back: three memory operations per value more
-// than a raw loop (measured ~2x a raw memcpy loop; see docs/benchmarks.md). A cursor keeps its
-// current/end pointers in a small local object whose address never escapes (the growth path takes
-// and returns them by value), so they stay in registers and each write is one bounds check plus one
-// store.
+// than a raw loop (about 2x a raw memcpy loop; see docs/benchmarks.md). A cursor keeps its
+// current/end pointers in a small local object whose address never escapes (the slow path takes
+// and returns them by value), so they stay in registers and each access is one bounds check plus
+// one load or store.
 //
-// Same safety as ByteBuf: every read and write is bounds-checked and throws the same typed errors
-// (the writer grows the buffer as writeX would). The cursor publishes its progress to the buffer
-// (writerIndex or readerIndex) when it is destroyed, when commit() is called, and before it grows
-// the buffer or throws.
+// Same safety as ByteBuf: every write is bounds-checked and throws the same typed errors, and the
+// writer grows the buffer as writeX would. The writer publishes its progress (writerIndex) when it
+// is destroyed, when commit() is called, and before it grows the buffer or throws.
 //
-// Rule: while a cursor is alive, use the buffer only through it (the buffer's own index is stale
-// until commit()). The buffer must outlive the cursor.
+// Rule: while a writer is alive, write to the buffer only through it (the buffer's writerIndex is
+// stale until commit()). The buffer must outlive the writer.
 //
 //   ByteBuf buf = Unpooled::buffer();
 //   {
 //     ByteBufWriter out(buf);
 //     for (std::int32_t v : values) out.writeInt(v);
 //   }  // buf.writerIndex() advanced here
-//   ByteBufReader in(buf);
-//   std::int64_t sum = 0;
-//   while (in.isReadable(4)) sum += in.readInt();
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <netbuf/buffer/byte_accessors.hpp>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <span>
@@ -107,69 +105,6 @@ class ByteBufWriter : public ByteAccessors<ByteBufWriter> {
   std::byte* start_ = nullptr;
   std::byte* cur_ = nullptr;
   std::byte* end_ = nullptr;
-};
-
-/// Consumes primitives (the read* names of ByteAccessors) and bytes from a ByteBuf's readable
-/// bytes.
-class ByteBufReader : public ByteAccessors<ByteBufReader> {
- public:
-  explicit ByteBufReader(ByteBuf& buf) noexcept
-      : buf_(buf), start_(buf.readPtr()), cur_(start_), end_(start_ + buf.readableBytes()) {}
-  ByteBufReader(const ByteBufReader&) = delete;
-  ByteBufReader& operator=(const ByteBufReader&) = delete;
-  ~ByteBufReader() { commit(); }
-
-  /// Publishes the bytes consumed so far (advances the buffer's readerIndex).
-  void commit() noexcept {
-    buf_.advanceReaderUnchecked(static_cast<std::size_t>(cur_ - start_));
-    start_ = cur_;
-  }
-  std::size_t readableBytes() const noexcept { return static_cast<std::size_t>(end_ - cur_); }
-  bool isReadable(std::size_t n = 1) const noexcept { return n <= readableBytes(); }
-
-  ByteBufReader& readBytes(std::span<std::byte> dst) {
-    if (readableBytes() < dst.size()) [[unlikely]]
-      fail(dst.size());
-    if (!dst.empty()) std::memcpy(dst.data(), cur_, dst.size());
-    cur_ += dst.size();
-    return *this;
-  }
-  ByteBufReader& skipBytes(std::size_t n) {
-    if (readableBytes() < n) [[unlikely]]
-      fail(n);
-    cur_ += n;
-    return *this;
-  }
-
-  // ---- raw operation behind the read* names ----
-  template <class T, std::size_t N, ByteOrder O>
-  T readValue() {
-    // As ByteBufWriter::writeValue: cur + N > end compared as addresses.
-    const auto next = reinterpret_cast<std::uintptr_t>(cur_) + N;
-    if (next > reinterpret_cast<std::uintptr_t>(end_)) [[unlikely]]
-      fail(N);
-    const T v = detail::loadValue<T, N, O>(cur_);
-    cur_ = reinterpret_cast<const std::byte*>(next);
-    return v;
-  }
-
- private:
-  [[noreturn, gnu::noinline]] static void failSlow(ByteBuf& buf, std::size_t consumed,
-                                                   std::size_t n) {
-    buf.advanceReaderUnchecked(consumed);
-    buf.skipBytes(n);  // throws the IndexOutOfBoundsError readInt would
-    throw IndexOutOfBoundsError("ByteBufReader: unreachable");
-  }
-  [[noreturn]] void fail(std::size_t n) {
-    const std::size_t consumed = static_cast<std::size_t>(cur_ - start_);
-    start_ = cur_;  // the slow path commits what was consumed before throwing
-    failSlow(buf_, consumed, n);
-  }
-
-  ByteBuf& buf_;
-  const std::byte* start_;
-  const std::byte* cur_;
-  const std::byte* end_;
 };
 
 }  // namespace netbuf

@@ -2,10 +2,11 @@
 // The pooled allocator's allocation fast path, inline in ByteBufAllocator::buffer(): a thread-cache
 // hit for a small size is a few loads and stores in the caller, with no call. This header holds the
 // pool internals that path reads (the control block, one size class of a thread cache, the
-// thread's memo of its cache); everything else about the pool is in pooled_byte_buf_allocator.cpp,
-// whose comments describe the accounting and the invariants in full. Not a public API.
+// thread's memo of its cache, the allocator's switch for the path); everything else about the pool
+// is in buffer/src/ (detail/pool_core.hpp documents the accounting and the invariants in full).
+// Internal: not a public API.
 
-#include <netbuf/buffer/storage.hpp>
+#include <netbuf/buffer/detail/storage.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -26,7 +27,7 @@ namespace netbuf::detail {
 
 /// 1 in a translation unit built with AddressSanitizer, 0 otherwise. The pool poisons free slots
 /// when the library is built with ASan; an inline pop compiled without ASan could not unpoison
-/// them, so such code uses a fast-path id the library leaves off (ByteBufAllocator::fastIds_).
+/// them, so such code uses a fast-path id the library leaves off (PoolFastPath::ids).
 #ifdef NETBUF_ASAN
 inline constexpr int kPoolAsan = 1;
 #else
@@ -128,7 +129,7 @@ struct alignas(64) PooledStorage : Storage {
     LeakRecord* leak;
     PooledStorage* next;
   };
-  std::uint16_t sizeClass = 0;  // also in its slab's header (SlabHeader, in the .cpp)
+  std::uint16_t sizeClass = 0;  // also in its slab's header (SlabHeader)
   std::atomic<std::uint8_t> state{kStateFree};
   // The tag of the arena whose slab holds this block (PoolArena::tag; 0 for direct blocks). Fixed
   // for the block's life: a block is only ever paired with chunks of its own arena. The release
@@ -140,8 +141,7 @@ struct alignas(64) PooledStorage : Storage {
 };
 static_assert(sizeof(PooledStorage) == 64, "one cache line per control block");
 
-/// One size class of a thread cache (ThreadCache::Bin in the .cpp, which documents the
-/// accounting): a LIFO stack of free blocks of that class, touched only by the cache's thread
+/// One size class of a thread cache (ThreadCache::Bin, which documents the accounting): a LIFO stack of free blocks of that class, touched only by the cache's thread
 /// (other threads read the counters for stats()).
 struct alignas(64) PoolBin {
   PooledStorage** items = nullptr;  // maxCap entries once a push needs them
@@ -174,6 +174,21 @@ struct PoolThreadMemo {
 };
 extern constinit thread_local PoolThreadMemo tPoolMemo;
 
+/// The switch and the tables of buffer()'s inline path, a member of every ByteBufAllocator (only
+/// the pool turns it on). While an id is not kOff, it is the id under which the thread caches of
+/// the allocator are memoised now (tPoolMemo.id; never 0, never reused; a new one at every leak
+/// level change), and a request of n <= limit bytes whose thread memo matches pops a block from bin
+/// lookup[smallClassIndex(n)] of the memo's cache. ids[kPoolAsan] is the one a caller's code
+/// reads: [0] for code built without AddressSanitizer, which the pool leaves off when the library
+/// itself poisons free slots. An allocator that leaves both at kOff (which no memo holds) is never
+/// served inline.
+struct PoolFastPath {
+  static constexpr std::uint64_t kOff = UINT64_MAX;
+  std::atomic<std::uint64_t> ids[2] = {kOff, kOff};
+  const std::uint16_t* lookup = nullptr;
+  std::size_t limit = 0;
+};
+
 #ifdef NETBUF_ASAN
 inline namespace pool_asan {
 #else
@@ -196,6 +211,14 @@ inline PooledStorage* popBin(PoolBin& b) noexcept {
     s->leak = nullptr;
     return s;
   }
+  return nullptr;
+}
+
+/// buffer()'s inline path: the calling thread's cache hit for n bytes when `path` is on for this
+/// thread's memo and n is small, else nullptr (the caller then calls allocateStorage).
+[[gnu::always_inline]] inline Storage* popFast(const PoolFastPath& path, std::size_t n) noexcept {
+  if (n <= path.limit && tPoolMemo.id == path.ids[kPoolAsan].load(std::memory_order_relaxed))
+    return popBin(tPoolMemo.bins[path.lookup[smallClassIndex(n)]]);
   return nullptr;
 }
 
