@@ -17,9 +17,14 @@
 #include <netbuf/codec/delimiter_based_frame_decoder.hpp>
 #include <netbuf/codec/fixed_length_frame_decoder.hpp>
 #include <netbuf/codec/json/json_codec.hpp>
+#include <netbuf/codec/json/json_error.hpp>
 #include <netbuf/codec/json/json_frame_decoder.hpp>
+#include <netbuf/codec/json/json_parse_options.hpp>
 #include <netbuf/codec/json/json_parser.hpp>
+#include <netbuf/codec/json/json_reader.hpp>
+#include <netbuf/codec/json/json_stream_writer.hpp>
 #include <netbuf/codec/json/json_traits.hpp>
+#include <netbuf/codec/json/json_write_options.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 #include <netbuf/codec/json_object_decoder.hpp>
 #include <netbuf/codec/length_field_based_frame_decoder.hpp>

@@ -9,7 +9,7 @@
 
 namespace netbuf {
 
-using namespace msgpack_wire;  // NOLINT: the internal wire helpers
+using namespace detail;  // NOLINT: the internal wire helpers
 
 MessagePackDecoder::MessagePackDecoder(const MessagePackReadOptions& options, Cumulator cumulator,
                                        ByteBufAllocator& alloc)
