@@ -55,8 +55,8 @@ NETBUF_JSON_FIELDS(testns::Small, a, c, z)
 NETBUF_JSON_FIELDS(testns::Names, thirteenChars, fourteenChars_, b, a_)
 
 // A recursive type (the traits chain writeValue -> vector -> struct -> writeValue must not be a
-// cycle of forced-inline functions, which would not compile), and a type named like the macro's
-// own helper struct used to be, written unqualified.
+// cycle of forced-inline functions, which would not compile), and a type named like a template
+// parameter of the field machinery (Names), written unqualified.
 struct Tree {
   std::string name;
   std::vector<Tree> kids;

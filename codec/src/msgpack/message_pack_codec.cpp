@@ -1,4 +1,4 @@
-#include <netbuf/codec/msgpack/message_pack_codec.hpp>
+#include <netbuf/codec/msgpack/message_pack_decoder.hpp>
 // (first include: proves the header is self-contained)
 
 #include <fmt/format.h>
