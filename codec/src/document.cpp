@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <netbuf/buffer/utf8.hpp>
+#include <netbuf/codec/json/detail/json_short_string.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 #include <new>
 
@@ -21,10 +22,10 @@ bool plainAsciiText(const char* p, std::size_t n) noexcept {
   for (; i + 8 <= n; i += 8) {
     std::uint64_t x;
     std::memcpy(&x, p + i, 8);
-    if (json_detail::specialBytes(x) != 0) return false;
+    if (detail::specialBytes(x) != 0) return false;
   }
   for (; i < n; ++i) {
-    if (!json_detail::kPlainByte.v[static_cast<unsigned char>(p[i])]) return false;
+    if (!detail::kPlainByte.v[static_cast<unsigned char>(p[i])]) return false;
   }
   return true;
 }
@@ -249,7 +250,7 @@ Value Document::sortedMap(std::span<const Member> members) {
   for (std::size_t i = 1; i < out.size(); ++i) {
     if (json::compareUtf16(out[i - 1].key.asStr(), out[i].key.asStr()) == 0) {
       throw IllegalArgumentError(fmt::format("Document::sortedMap: duplicate key \"{}\"",
-                                             json_detail::utf8Prefix(out[i].key.asStr(), 64)));
+                                             detail::utf8Prefix(out[i].key.asStr(), 64)));
     }
   }
   return detail::ValueHints::canonicalOrder(Value::mapView(out));

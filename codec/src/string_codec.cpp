@@ -1,7 +1,8 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <netbuf/buffer/utf8.hpp>
-#include <netbuf/codec/string_codec.hpp>
+#include <netbuf/codec/string_decoder.hpp>
+#include <netbuf/codec/string_encoder.hpp>
 
 namespace netbuf {
 

@@ -1,8 +1,10 @@
-#include <netbuf/codec/codec_handler.hpp>
+#include <netbuf/codec/decoder_handler.hpp>
+#include <netbuf/codec/encoder_handler.hpp>
 
 #include <netbuf/codec/fixed_length_frame_decoder.hpp>
-#include <netbuf/codec/message_encoder.hpp>
+#include <netbuf/codec/message_to_byte_encoder.hpp>
 #include <netbuf/codec/message_to_message_decoder.hpp>
+#include <netbuf/codec/message_to_message_encoder.hpp>
 #include <string>
 
 #include "codec/codec_test_util.hpp"

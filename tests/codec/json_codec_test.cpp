@@ -1,10 +1,12 @@
-#include <netbuf/codec/json/json_codec.hpp>
+#include <netbuf/codec/json/json_decoder.hpp>
+#include <netbuf/codec/json/json_encoder.hpp>
 
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
 
 #include <netbuf/codec/decoder_runner.hpp>
+#include <netbuf/codec/json/json_writer.hpp>
 #include <string>
 #include <vector>
 

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include <netbuf/codec/decoder_runner.hpp>
-#include <netbuf/codec/json/json_codec.hpp>
+#include <netbuf/codec/json/json_decoder.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 #include <netbuf/codec/length_field_based_frame_decoder.hpp>
 #include <string>

@@ -2,6 +2,7 @@
 // Drives a JsonStreamWriter over a Value tree, as a hand-written serializer would: shared by the
 // JSON writer tests and json_parse_fuzz, which compare its bytes with json::write's.
 
+#include <netbuf/codec/json/json_stream_writer.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 #include <netbuf/codec/value.hpp>
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <netbuf/codec/document.hpp>
+#include <netbuf/codec/json/json_parser.hpp>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -54,8 +55,8 @@ NETBUF_JSON_FIELDS(testns::Small, a, c, z)
 NETBUF_JSON_FIELDS(testns::Names, thirteenChars, fourteenChars_, b, a_)
 
 // A recursive type (the traits chain writeValue -> vector -> struct -> writeValue must not be a
-// cycle of forced-inline functions, which would not compile), and a type named like the macro's
-// own helper struct used to be, written unqualified.
+// cycle of forced-inline functions, which would not compile), and a type named like a template
+// parameter of the field machinery (Names), written unqualified.
 struct Tree {
   std::string name;
   std::vector<Tree> kids;
@@ -71,8 +72,8 @@ NETBUF_JSON_FIELDS(Names, z, y)
 
 // NETBUF_JSON_FIELDS's compile-time tables.
 namespace {
-using json::detail::canonicalOrder;
-using json::detail::fieldKeys;
+using detail::canonicalOrder;
+using detail::fieldKeys;
 constexpr std::array<std::string_view, 4> kOrderNames{"b", "\xEE\x80\x80" /* U+E000 */,
                                                       "\xF0\x9F\x98\x80" /* U+1F600 */, "a"};
 // UTF-16 order: "a" < "b" < U+1F600 (a surrogate pair, D83D) < U+E000.
@@ -87,8 +88,8 @@ static_assert(kKeys[1].size == 16);
 static_assert(kKeys[2].size == 0);  // does not fit: written by key()
 static_assert(kKeys[3].size == 0);  // non-ASCII: escaped in escapeNonAscii mode, so key()
 static_assert(kKeys[4].size == 0);  // needs an escape
-static_assert(json::detail::hasDuplicates(std::array<std::string_view, 3>{"a", "b", "a"}));
-static_assert(!json::detail::hasDuplicates(std::array<std::string_view, 2>{"a", "b"}));
+static_assert(detail::hasDuplicates(std::array<std::string_view, 3>{"a", "b", "a"}));
+static_assert(!detail::hasDuplicates(std::array<std::string_view, 2>{"a", "b"}));
 }  // namespace
 
 namespace {

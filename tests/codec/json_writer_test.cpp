@@ -15,6 +15,7 @@
 #include <netbuf/buffer/utf8.hpp>
 #include <netbuf/codec/document.hpp>
 #include <netbuf/codec/json/json_parser.hpp>
+#include <netbuf/codec/json/json_stream_writer.hpp>
 #include <random>
 #include <string>
 #include <utility>

@@ -1,4 +1,5 @@
-#include <netbuf/codec/message_encoder.hpp>
+#include <netbuf/codec/message_to_byte_encoder.hpp>
+#include <netbuf/codec/message_to_message_encoder.hpp>
 
 #include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
 

@@ -1,5 +1,6 @@
-#include <netbuf/codec/msgpack/message_pack_codec.hpp>
+#include <netbuf/codec/msgpack/message_pack_decoder.hpp>
 // (first include: proves the header is self-contained)
+#include <netbuf/codec/msgpack/message_pack_encoder.hpp>
 
 #include <doctest/doctest.h>
 

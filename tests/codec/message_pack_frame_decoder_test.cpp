@@ -8,7 +8,7 @@
 #include <cstring>
 #include <netbuf/codec/decoder_runner.hpp>
 #include <netbuf/codec/length_field_based_frame_decoder.hpp>
-#include <netbuf/codec/msgpack/message_pack_codec.hpp>
+#include <netbuf/codec/msgpack/message_pack_decoder.hpp>
 #include <string>
 #include <string_view>
 #include <vector>

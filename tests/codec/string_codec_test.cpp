@@ -1,4 +1,5 @@
-#include <netbuf/codec/string_codec.hpp>
+#include <netbuf/codec/string_decoder.hpp>
+#include <netbuf/codec/string_encoder.hpp>
 
 #include "codec/codec_test_util.hpp"
 

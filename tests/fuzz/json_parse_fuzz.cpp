@@ -13,6 +13,7 @@
 //  - a JsonStreamWriter driven over the parsed tree (without extended types) into a buffer that
 //    starts at 8 bytes writes exactly json::write's bytes, compact, pretty and escapeNonAscii.
 #include <netbuf/codec/json/json_parser.hpp>
+#include <netbuf/codec/json/json_stream_writer.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 
 #include <netbuf/buffer/byte_buf_allocator.hpp>

@@ -1,4 +1,4 @@
-// libFuzzer target for the JSON pull reader (JsonReader, json_parser.hpp), differential against
+// libFuzzer target for the JSON pull reader (JsonReader, json_reader.hpp), differential against
 // the DOM parser (json::parse).
 //
 // Input layout: byte 0 chooses the options (bit 0 allowLoneSurrogates, bits 2-3 small limits:
@@ -13,6 +13,7 @@
 //  - skipValue() + readEnd() also succeeds exactly when json::parse does;
 //  - an error's offset lies inside the text (or at its end), line/column >= 1.
 #include <netbuf/codec/json/json_parser.hpp>
+#include <netbuf/codec/json/json_reader.hpp>
 
 #include <cstdint>
 #include <string>

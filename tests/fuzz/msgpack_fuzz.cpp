@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <netbuf/codec/decoder_runner.hpp>
-#include <netbuf/codec/msgpack/message_pack_codec.hpp>
+#include <netbuf/codec/msgpack/message_pack_decoder.hpp>
 #include <netbuf/codec/msgpack/message_pack_reader.hpp>
 #include <netbuf/codec/msgpack/message_pack_writer.hpp>
 #include <string>

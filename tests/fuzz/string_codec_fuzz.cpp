@@ -9,7 +9,8 @@
 //  - a composite frame holding the same bytes in three components decodes identically;
 //  - the other charsets encode without error into one buffer of at most sizeHint bytes, with the
 //    lengths the charset implies; the UTF-16 and UTF-32 overloads behave likewise.
-#include <netbuf/codec/string_codec.hpp>
+#include <netbuf/codec/string_decoder.hpp>
+#include <netbuf/codec/string_encoder.hpp>
 
 #include <cstdint>
 #include <cstdlib>

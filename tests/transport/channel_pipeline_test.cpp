@@ -4,8 +4,9 @@
 
 #include <netbuf/codec/length_field_based_frame_decoder.hpp>
 #include <netbuf/codec/length_field_prepender.hpp>
-#include <netbuf/codec/msgpack/message_pack_codec.hpp>
-#include <netbuf/codec/string_codec.hpp>
+#include <netbuf/codec/msgpack/message_pack_decoder.hpp>
+#include <netbuf/codec/msgpack/message_pack_encoder.hpp>
+#include <netbuf/codec/string_encoder.hpp>
 #include <netbuf/transport/codec_channel_handler.hpp>
 #include <netbuf/transport/embedded_channel.hpp>
 #include <netbuf/transport/idle_state_handler.hpp>

@@ -9,7 +9,8 @@
 #include <netbuf/codec/length_field_based_frame_decoder.hpp>
 #include <netbuf/codec/length_field_prepender.hpp>
 #include <netbuf/codec/line_based_frame_decoder.hpp>
-#include <netbuf/codec/string_codec.hpp>
+#include <netbuf/codec/string_decoder.hpp>
+#include <netbuf/codec/string_encoder.hpp>
 #include <netbuf/codec/varint32_frame_decoder.hpp>
 #include <netbuf/codec/varint32_length_field_prepender.hpp>
 #include <netbuf/transport/embedded_channel.hpp>

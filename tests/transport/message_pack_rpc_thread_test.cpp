@@ -17,7 +17,8 @@
 #include <future>
 #include <memory>
 #include <mutex>
-#include <netbuf/codec/msgpack/message_pack_codec.hpp>
+#include <netbuf/codec/msgpack/message_pack_decoder.hpp>
+#include <netbuf/codec/msgpack/message_pack_encoder.hpp>
 #include <netbuf/transport/embedded_channel.hpp>
 #include <netbuf/transport/message_pack_rpc_client.hpp>
 #include <string>

@@ -6,7 +6,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
-#include <netbuf/codec/msgpack/message_pack_codec.hpp>
+#include <netbuf/codec/msgpack/message_pack_decoder.hpp>
+#include <netbuf/codec/msgpack/message_pack_encoder.hpp>
 #include <netbuf/transport/bootstrap.hpp>
 #include <netbuf/transport/codec_channel_handler.hpp>
 #include <set>

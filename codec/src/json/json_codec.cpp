@@ -1,5 +1,7 @@
-#include <netbuf/codec/json/json_codec.hpp>
+#include <netbuf/codec/json/json_decoder.hpp>
 // (first include: proves the header is self-contained)
+#include <netbuf/codec/json/json_encoder.hpp>
+#include <netbuf/codec/json/json_writer.hpp>
 
 #include <algorithm>
 #include <string>

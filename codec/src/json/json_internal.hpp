@@ -9,7 +9,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace netbuf::json_detail {
+namespace netbuf::detail {
 
 /// Bytes base64Encode writes for n input bytes.
 constexpr std::size_t base64EncodedLength(std::size_t n) noexcept { return (n + 2) / 3 * 4; }
@@ -118,4 +118,4 @@ inline const char* scanStringBody(const char* p, const char* end, unsigned& high
   return p;
 }
 
-}  // namespace netbuf::json_detail
+}  // namespace netbuf::detail

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-namespace netbuf::json_detail {
+namespace netbuf::detail {
 
 namespace {
 
@@ -159,4 +159,4 @@ double JsonLexer::toDoubleSlow(const char* start, const char* stop, bool outOfRa
   return neg ? -0.0 : 0.0;
 }
 
-}  // namespace netbuf::json_detail
+}  // namespace netbuf::detail

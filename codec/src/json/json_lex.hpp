@@ -17,14 +17,15 @@
 #include <cstdint>
 #include <cstring>
 #include <netbuf/buffer/utf8.hpp>
-#include <netbuf/codec/json/json_parser.hpp>
+#include <netbuf/codec/json/json_error.hpp>
+#include <netbuf/codec/json/json_parse_options.hpp>
 #include <string>
 #include <string_view>
 #include <system_error>
 
 #include "json_internal.hpp"
 
-namespace netbuf::json_detail {
+namespace netbuf::detail {
 
 constexpr bool isDigit(char c) noexcept { return static_cast<unsigned char>(c - '0') < 10; }
 
@@ -357,4 +358,4 @@ struct JsonLexer {
   double toDoubleSlow(const char* start, const char* stop, bool outOfRange) const;
 };
 
-}  // namespace netbuf::json_detail
+}  // namespace netbuf::detail

@@ -10,67 +10,9 @@
 
 namespace netbuf {
 
-std::string_view jsonErrorCodeName(JsonErrorCode code) noexcept {
-  switch (code) {
-    case JsonErrorCode::Syntax:
-      return "Syntax";
-    case JsonErrorCode::UnexpectedEnd:
-      return "UnexpectedEnd";
-    case JsonErrorCode::InvalidUtf8:
-      return "InvalidUtf8";
-    case JsonErrorCode::InvalidEscape:
-      return "InvalidEscape";
-    case JsonErrorCode::LoneSurrogate:
-      return "LoneSurrogate";
-    case JsonErrorCode::DepthLimit:
-      return "DepthLimit";
-    case JsonErrorCode::DocumentSizeLimit:
-      return "DocumentSizeLimit";
-    case JsonErrorCode::StringLengthLimit:
-      return "StringLengthLimit";
-    case JsonErrorCode::NumberLengthLimit:
-      return "NumberLengthLimit";
-    case JsonErrorCode::NumberOutOfRange:
-      return "NumberOutOfRange";
-    case JsonErrorCode::TrailingContent:
-      return "TrailingContent";
-    case JsonErrorCode::ExtendedType:
-      return "ExtendedType";
-    case JsonErrorCode::TypeMismatch:
-      return "TypeMismatch";
-  }
-  return "?";
-}
-
-JsonError::JsonError(JsonErrorCode code, std::string detail, std::uint64_t offset,
-                     std::uint64_t line, std::uint64_t column, std::uint64_t value,
-                     std::uint64_t limit)
-    : JsonError(code, detail,
-                fmt::format("JsonError: {} at offset {} (line {}, column {})", detail, offset, line,
-                            column),
-                offset, line, column, value, limit) {}
-
-JsonError::JsonError(JsonErrorCode code, std::string detail, std::string what, std::uint64_t offset,
-                     std::uint64_t line, std::uint64_t column, std::uint64_t value,
-                     std::uint64_t limit)
-    : DecoderError(what, offset, value, limit),
-      code_(code),
-      line_(line),
-      column_(column),
-      detail_(std::move(detail)) {}
-
-JsonError JsonError::rebased(std::uint64_t base) const {
-  const std::uint64_t off = base + offset();
-  return JsonError(code_, detail_,
-                   fmt::format("JsonError: {} at stream offset {} (line {}, column {} of the value "
-                               "at stream offset {})",
-                               detail_, off, line_, column_, base),
-                   off, line_, column_, value(), limit());
-}
-
 // One parse: the input and its options (the lexer, json_lex.hpp), the cursor and the scratch of
 // the JsonParser.
-struct JsonParseRun : json_detail::JsonLexer {
+struct JsonParseRun : detail::JsonLexer {
   const char* p;
   Document& doc;
   JsonParser& parser;
@@ -90,7 +32,7 @@ struct JsonParseRun : json_detail::JsonLexer {
   void openContainer(bool object);
   void parseKey();
   Value parseString() {
-    const json_detail::LexedString s = string(p, parser.unescaped_);
+    const detail::LexedString s = string(p, parser.unescaped_);
     if (s.unescaped) return doc.strUnchecked(s.text);
     // Without escapes and non-ASCII bytes the text is plain ASCII: the scan stopped at the
     // closing quote, so it holds no '"', '\\' or control byte.
@@ -133,7 +75,7 @@ Value JsonParseRun::parseLiteral() {
 
 Value JsonParseRun::parseNumber() {
   const char* start = p;
-  json_detail::NumberScan s = scanNumber(start);
+  detail::NumberScan s = scanNumber(start);
   p = s.end;
   if (!s.isFloat) {
     if (integerInRange(s)) {
@@ -190,7 +132,7 @@ Value JsonParseRun::extendedType(const Member& m, const char* open) {
     if (!s.isStr()) bad("expected a base64 string");
     const std::string_view text = s.asStr();
     std::byte* dst = doc.allocateBytes(text.size() / 4 * 3);
-    const std::size_t n = json_detail::base64Decode(text.data(), text.size(), dst);
+    const std::size_t n = detail::base64Decode(text.data(), text.size(), dst);
     if (n == SIZE_MAX) bad("invalid base64 (RFC 4648 standard alphabet with padding)");
     return {dst, n};
   };

@@ -1,4 +1,7 @@
-// JsonReader (json_parser.hpp): the pull reader behind the typed API (json_traits.hpp).
+#include <netbuf/codec/json/json_reader.hpp>
+// (first include: proves the header is self-contained)
+
+// JsonReader: the pull reader behind the typed API (json_traits.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,7 +9,6 @@
 #include <cmath>
 #include <limits>
 #include <netbuf/buffer/errors.hpp>
-#include <netbuf/codec/json/json_parser.hpp>
 #include <system_error>
 #include <type_traits>
 
@@ -16,8 +18,8 @@ namespace netbuf {
 
 namespace {
 
-using json_detail::isDigit;
-using json_detail::JsonLexer;
+using detail::isDigit;
+using detail::JsonLexer;
 
 const char* tokenName(JsonToken t) noexcept {
   switch (t) {
@@ -51,7 +53,7 @@ const char* tokenName(JsonToken t) noexcept {
 // exponent is a TypeMismatch, a value outside T NumberOutOfRange. Returns the token's end.
 template <class T>
 const char* lexInteger(const JsonLexer& lex, const char* p, T& v) {
-  const json_detail::NumberScan s = lex.scanNumber(p);
+  const detail::NumberScan s = lex.scanNumber(p);
   const std::string_view text(p, std::min<std::size_t>(static_cast<std::size_t>(s.end - p), 64));
   if (s.isFloat)
     lex.fail(JsonErrorCode::TypeMismatch, p, fmt::format("expected an integer, found {}", text));
@@ -78,7 +80,7 @@ JsonReader::JsonReader(std::string_view text, const JsonParseOptions& options)
 
 void JsonReader::fail(JsonErrorCode code, const char* at, std::string detail, std::uint64_t value,
                       std::uint64_t limit) const {
-  json_detail::throwJsonError(begin_, code, at, std::move(detail), value, limit);
+  detail::throwJsonError(begin_, code, at, std::move(detail), value, limit);
 }
 
 void JsonReader::failRange(std::uint64_t at, bool negative, std::uint64_t value, std::size_t bytes,
@@ -262,7 +264,7 @@ std::uint64_t JsonReader::readUInt64() {
 double JsonReader::readDouble() {
   if (valueStart() != '-' && !isDigit(*p_)) failType("a number");
   const JsonLexer lex{begin_, end_, options_};
-  json_detail::NumberScan s = lex.scanNumber(p_);
+  detail::NumberScan s = lex.scanNumber(p_);
   if (!s.isFloat && !options_.bigIntegersAsDouble && !JsonLexer::integerInRange(s))
     lex.failBigInteger(p_, s.end);
   const double d = lex.toDouble(p_, s.end);
@@ -333,7 +335,7 @@ void JsonReader::skipValue() {
         // a finite double (overflow is NumberOutOfRange), and big integers need
         // bigIntegersAsDouble. The fast path (an integer in range) converts nothing.
         const JsonLexer lex{begin_, end_, options_};
-        json_detail::NumberScan s = lex.scanNumber(p_);
+        detail::NumberScan s = lex.scanNumber(p_);
         if (s.isFloat || !JsonLexer::integerInRange(s)) {
           if (!s.isFloat && !options_.bigIntegersAsDouble) lex.failBigInteger(p_, s.end);
           (void)lex.toDouble(p_, s.end);

@@ -1,4 +1,4 @@
-#include <netbuf/codec/msgpack/message_pack_codec.hpp>
+#include <netbuf/codec/msgpack/message_pack_decoder.hpp>
 // (first include: proves the header is self-contained)
 
 #include <fmt/format.h>
@@ -9,7 +9,7 @@
 
 namespace netbuf {
 
-using namespace msgpack_wire;  // NOLINT: the internal wire helpers
+using namespace detail;  // NOLINT: the internal wire helpers
 
 MessagePackDecoder::MessagePackDecoder(const MessagePackReadOptions& options, Cumulator cumulator,
                                        ByteBufAllocator& alloc)

@@ -15,7 +15,7 @@
 
 namespace netbuf {
 
-using namespace msgpack_wire;  // NOLINT: the internal wire helpers
+using namespace detail;  // NOLINT: the internal wire helpers
 
 namespace {
 

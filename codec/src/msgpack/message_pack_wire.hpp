@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace netbuf::msgpack_wire {
+namespace netbuf::detail {
 
 inline std::uint8_t u8(const std::byte* p) noexcept { return std::to_integer<std::uint8_t>(*p); }
 
@@ -195,4 +195,4 @@ inline Head readHead(const std::byte* p, HeadInfo info) noexcept {
   return h;
 }
 
-}  // namespace netbuf::msgpack_wire
+}  // namespace netbuf::detail

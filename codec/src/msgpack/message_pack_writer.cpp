@@ -13,11 +13,11 @@
 
 namespace netbuf {
 
-using detail::mpw::b;
-using detail::mpw::copy;
-using detail::mpw::store16;
-using detail::mpw::store32;
-using detail::mpw::store64;
+using detail::copyBytes;
+using detail::store16;
+using detail::store32;
+using detail::store64;
+using detail::wireByte;
 
 namespace {
 
@@ -177,60 +177,60 @@ void writeHeader(std::byte* p, unsigned kind, std::int8_t extType, std::size_t n
   switch (kind) {
     case 0:  // str
       if (n < 32) {
-        p[0] = b(0xa0 | n32);
+        p[0] = wireByte(0xa0 | n32);
       } else if (n <= 0xff) {
-        p[0] = b(0xd9);
-        p[1] = b(n32);
+        p[0] = wireByte(0xd9);
+        p[1] = wireByte(n32);
       } else if (n <= 0xffff) {
-        p[0] = b(0xda);
+        p[0] = wireByte(0xda);
         store16(p + 1, static_cast<std::uint16_t>(n));
       } else {
-        p[0] = b(0xdb);
+        p[0] = wireByte(0xdb);
         store32(p + 1, n32);
       }
       return;
     case 1:  // bin
       if (n <= 0xff) {
-        p[0] = b(0xc4);
-        p[1] = b(n32);
+        p[0] = wireByte(0xc4);
+        p[1] = wireByte(n32);
       } else if (n <= 0xffff) {
-        p[0] = b(0xc5);
+        p[0] = wireByte(0xc5);
         store16(p + 1, static_cast<std::uint16_t>(n));
       } else {
-        p[0] = b(0xc6);
+        p[0] = wireByte(0xc6);
         store32(p + 1, n32);
       }
       return;
     case 2:  // ext
       switch (n) {
         case 1:
-          p[0] = b(0xd4), p[1] = type;
+          p[0] = wireByte(0xd4), p[1] = type;
           return;
         case 2:
-          p[0] = b(0xd5), p[1] = type;
+          p[0] = wireByte(0xd5), p[1] = type;
           return;
         case 4:
-          p[0] = b(0xd6), p[1] = type;
+          p[0] = wireByte(0xd6), p[1] = type;
           return;
         case 8:
-          p[0] = b(0xd7), p[1] = type;
+          p[0] = wireByte(0xd7), p[1] = type;
           return;
         case 16:
-          p[0] = b(0xd8), p[1] = type;
+          p[0] = wireByte(0xd8), p[1] = type;
           return;
         default:
           break;
       }
       if (n <= 0xff) {
-        p[0] = b(0xc7);
-        p[1] = b(n32);
+        p[0] = wireByte(0xc7);
+        p[1] = wireByte(n32);
         p[2] = type;
       } else if (n <= 0xffff) {
-        p[0] = b(0xc8);
+        p[0] = wireByte(0xc8);
         store16(p + 1, static_cast<std::uint16_t>(n));
         p[3] = type;
       } else {
-        p[0] = b(0xc9);
+        p[0] = wireByte(0xc9);
         store32(p + 1, n32);
         p[5] = type;
       }
@@ -238,12 +238,12 @@ void writeHeader(std::byte* p, unsigned kind, std::int8_t extType, std::size_t n
     default: {  // array (3) / map (4)
       const bool map = kind == 4;
       if (n < 16) {
-        p[0] = b((map ? 0x80U : 0x90U) | n32);
+        p[0] = wireByte((map ? 0x80U : 0x90U) | n32);
       } else if (n <= 0xffff) {
-        p[0] = b(map ? 0xde : 0xdc);
+        p[0] = wireByte(map ? 0xde : 0xdc);
         store16(p + 1, static_cast<std::uint16_t>(n));
       } else {
-        p[0] = b(map ? 0xdf : 0xdd);
+        p[0] = wireByte(map ? 0xdf : 0xdd);
         store32(p + 1, n32);
       }
       return;
@@ -273,7 +273,7 @@ MessagePackWriter& MessagePackWriter::packLong(Kind kind, std::int8_t extType, c
   const std::size_t h = headerSize(kind, n);
   std::byte* p = reserve(h + n);
   writeHeader(p, kind, extType, n);
-  copy(p + h, data, n);
+  copyBytes(p + h, data, n);
   return commit(h + n);
 }
 
@@ -321,21 +321,21 @@ MessagePackWriter& MessagePackWriter::packTimestamp(Timestamp ts) {
     const auto us = static_cast<std::uint64_t>(s);
     if (ns == 0 && (us >> 32) == 0) {  // timestamp 32: fixext4, uint32 seconds
       std::byte* p = reserve(6);
-      p[0] = b(0xd6);
-      p[1] = b(0xff);
+      p[0] = wireByte(0xd6);
+      p[1] = wireByte(0xff);
       store32(p + 2, static_cast<std::uint32_t>(us));
       return commit(6);
     }
     std::byte* p = reserve(10);  // timestamp 64: fixext8, ns in the upper 30 bits, s in 34
-    p[0] = b(0xd7);
-    p[1] = b(0xff);
+    p[0] = wireByte(0xd7);
+    p[1] = wireByte(0xff);
     store64(p + 2, (std::uint64_t{ns} << 34) | us);
     return commit(10);
   }
   std::byte* p = reserve(15);  // timestamp 96: ext8 length 12, uint32 ns, int64 s
-  p[0] = b(0xc7);
-  p[1] = b(12);
-  p[2] = b(0xff);
+  p[0] = wireByte(0xc7);
+  p[1] = wireByte(12);
+  p[2] = wireByte(0xff);
   store32(p + 3, ns);
   store64(p + 7, static_cast<std::uint64_t>(s));
   return commit(15);

@@ -35,7 +35,7 @@
 #include <netbuf/buffer/any_byte_buf.hpp>
 #include <netbuf/buffer/byte_accessors.hpp>
 #include <netbuf/buffer/byte_buf.hpp>
-#include <netbuf/codec/message_encoder.hpp>
+#include <netbuf/codec/message_to_message_encoder.hpp>
 #include <utility>
 #include <vector>
 

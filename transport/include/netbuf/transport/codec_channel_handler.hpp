@@ -13,7 +13,7 @@
 // contiguous, the one copy). So a plain ByteBuf written by a handler is framed by a prepender like
 // any other buffer, never passed by unframed. Other messages pass through untouched.
 //
-// DecoderChannelHandler<Codec> wraps codec/codec_handler.hpp's DecoderHandler. Its declared types
+// DecoderChannelHandler<Codec> wraps codec/decoder_handler.hpp's DecoderHandler. Its declared types
 // (for the pipeline's link check) are those inputs and the codec's OutputType inbound, and
 // pass-through outbound. Decoding errors are fired as exceptionCaught between the messages decoded
 // before and after them; at channelInactive the decoder's last messages (decodeLast) are fired
@@ -24,7 +24,7 @@
 // nothing completes it at once). Declared: its inputs outbound, pass-through inbound.
 
 #include <exception>
-#include <netbuf/codec/codec_handler.hpp>
+#include <netbuf/codec/decoder_handler.hpp>
 #include <netbuf/transport/channel_handler.hpp>
 #include <optional>
 #include <type_traits>

@@ -71,7 +71,8 @@
 #include <memory>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/codec/document.hpp>
-#include <netbuf/codec/msgpack/message_pack_codec.hpp>
+#include <netbuf/codec/msgpack/message_pack_decoder.hpp>
+#include <netbuf/codec/msgpack/message_pack_encoder.hpp>
 #include <netbuf/codec/msgpack/message_pack_rpc.hpp>
 #include <netbuf/codec/msgpack/message_pack_writer.hpp>
 #include <netbuf/transport/bootstrap.hpp>

@@ -1,6 +1,7 @@
 #pragma once
 // Typed JSON: C++ values straight to and from JSON text, without a Value tree, for servers that
-// know their schema. Built on JsonStreamWriter (json_writer.hpp) and JsonReader (json_parser.hpp).
+// know their schema. Built on JsonStreamWriter (json_stream_writer.hpp) and JsonReader
+// (json_reader.hpp).
 //
 //   struct User { std::string name; std::uint32_t age = 0; std::optional<std::string> email; };
 //   NETBUF_JSON_FIELDS(User, name, age, email)     // at global namespace scope, after the struct
@@ -43,7 +44,14 @@
 #include <map>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/buffer/byte_buf_allocator.hpp>
-#include <netbuf/codec/json/json_parser.hpp>
+#include <netbuf/codec/detail/container_traits.hpp>
+#include <netbuf/codec/detail/field_reflection.hpp>
+#include <netbuf/codec/json/detail/json_inline.hpp>
+#include <netbuf/codec/json/detail/json_short_string.hpp>
+#include <netbuf/codec/json/json_parse_options.hpp>
+#include <netbuf/codec/json/json_reader.hpp>
+#include <netbuf/codec/json/json_stream_writer.hpp>
+#include <netbuf/codec/json/json_write_options.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 #include <optional>
 #include <string>
@@ -73,10 +81,12 @@ void readValue(JsonReader& r, T& v) {
   JsonTraits<T>::read(r, v);
 }
 
+}  // namespace json
+
 namespace detail {
 /// Marks the library's own JsonTraits (below): their write is forced inline.
 template <class T>
-concept LibraryTraits = requires {
+concept JsonLibraryTraits = requires {
   typename JsonTraits<T>::NetbufLibraryTraits;
 };
 
@@ -86,14 +96,42 @@ concept LibraryTraits = requires {
 /// forced: a struct can hold a container of itself (struct Node { std::vector<Node> kids; }), and
 /// a cycle of forced-inline functions does not compile.
 template <class T>
-NETBUF_JSON_INLINE void writeElement(JsonStreamWriter& w, const T& v) {
-  if constexpr (LibraryTraits<T>) {
+NETBUF_JSON_INLINE void writeJsonElement(JsonStreamWriter& w, const T& v) {
+  if constexpr (JsonLibraryTraits<T>) {
     JsonTraits<T>::write(w, v);
   } else {
-    writeValue(w, v);
+    json::writeValue(w, v);
   }
 }
+
+/// JSON's steps of the shared container traits (container_traits.hpp).
+struct JsonFormat {
+  using Writer = JsonStreamWriter;
+  using Reader = JsonReader;
+  template <class T>
+  NETBUF_JSON_INLINE static void writeElement(JsonStreamWriter& w, const T& v) {
+    writeJsonElement(w, v);
+  }
+  template <class T>
+  static void readElement(JsonReader& r, T& v) {
+    json::readValue(r, v);
+  }
+  NETBUF_JSON_INLINE static void writeNull(JsonStreamWriter& w) { w.null(); }
+  static bool tryReadNull(JsonReader& r) { return r.tryReadNull(); }
+  NETBUF_JSON_INLINE static void beginArray(JsonStreamWriter& w, std::size_t) { w.beginArray(); }
+  NETBUF_JSON_INLINE static void endArray(JsonStreamWriter& w) { w.endArray(); }
+  /// Each element is at least one byte of input, so the growth is bounded by the input: no hint.
+  template <class Start, class Element>
+  static void readArray(JsonReader& r, Start&& start, Element&& element) {
+    start(std::size_t{0});
+    r.readBeginArray();
+    while (r.hasNextElement()) element();
+    r.readEndArray();
+  }
+};
 }  // namespace detail
+
+namespace json {
 
 /// Appends v's JSON text to out (options as JsonStreamWriter's). On error out's writerIndex is
 /// restored and the exception propagates.
@@ -195,42 +233,21 @@ struct JsonTraits<std::string_view> {
 template <class T>
 struct JsonTraits<std::optional<T>> {
   using NetbufLibraryTraits = void;
+  using Impl = detail::OptionalTraits<detail::JsonFormat, T>;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::optional<T>& v) {
-    if (v) {
-      json::detail::writeElement(w, *v);
-    } else {
-      w.null();
-    }
+    Impl::write(w, v);
   }
-  static void read(JsonReader& r, std::optional<T>& v) {
-    if (r.tryReadNull()) {
-      v.reset();
-    } else {
-      T x{};
-      json::readValue(r, x);
-      v = std::move(x);
-    }
-  }
+  static void read(JsonReader& r, std::optional<T>& v) { Impl::read(r, v); }
 };
 
 template <class T, class A>
 struct JsonTraits<std::vector<T, A>> {
   using NetbufLibraryTraits = void;
+  using Impl = detail::VectorTraits<detail::JsonFormat, T, A>;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::vector<T, A>& v) {
-    w.beginArray();
-    for (const T& x : v) json::detail::writeElement(w, x);
-    w.endArray();
+    Impl::write(w, v);
   }
-  static void read(JsonReader& r, std::vector<T, A>& v) {
-    v.clear();
-    r.readBeginArray();
-    while (r.hasNextElement()) {  // each element is at least one byte: growth bounded by input
-      T x{};
-      json::readValue(r, x);
-      v.push_back(std::move(x));
-    }
-    r.readEndArray();
-  }
+  static void read(JsonReader& r, std::vector<T, A>& v) { Impl::read(r, v); }
 };
 
 template <class T, std::size_t N>
@@ -238,7 +255,7 @@ struct JsonTraits<std::array<T, N>> {
   using NetbufLibraryTraits = void;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::array<T, N>& v) {
     w.beginArray();
-    for (const T& x : v) json::detail::writeElement(w, x);
+    for (const T& x : v) detail::writeJsonElement(w, x);
     w.endArray();
   }
   static void read(JsonReader& r, std::array<T, N>& v) {
@@ -259,7 +276,7 @@ struct JsonTraits<std::tuple<Ts...>> {
   template <std::size_t... I>
   NETBUF_JSON_INLINE static void writeAll(JsonStreamWriter& w, const std::tuple<Ts...>& v,
                                           std::index_sequence<I...>) {
-    (json::detail::writeElement(w, std::get<I>(v)), ...);
+    (detail::writeJsonElement(w, std::get<I>(v)), ...);
   }
   static void read(JsonReader& r, std::tuple<Ts...>& v) {
     r.readBeginArray();
@@ -273,8 +290,8 @@ struct JsonTraits<std::pair<A, B>> {
   using NetbufLibraryTraits = void;
   NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const std::pair<A, B>& v) {
     w.beginArray();
-    json::detail::writeElement(w, v.first);
-    json::detail::writeElement(w, v.second);
+    detail::writeJsonElement(w, v.first);
+    detail::writeJsonElement(w, v.second);
     w.endArray();
   }
   static void read(JsonReader& r, std::pair<A, B>& v) {
@@ -285,9 +302,9 @@ struct JsonTraits<std::pair<A, B>> {
   }
 };
 
-namespace json::detail {
+namespace detail {
 template <class M>
-struct MapTraits {
+struct JsonMapTraits {
   using NetbufLibraryTraits = void;
   static_assert(std::is_same_v<typename M::key_type, std::string>,
                 "JSON object keys are strings: use std::string keys");
@@ -343,8 +360,7 @@ constexpr std::array<FieldKey, N> fieldKeys(const std::array<std::string_view, N
   for (std::size_t i = 0; i < N; ++i) {
     const std::string_view name = names[i];
     bool plain = name.size() + 3 <= 16;
-    for (const char c : name)
-      plain = plain && json_detail::kPlainByte.v[static_cast<unsigned char>(c)];
+    for (const char c : name) plain = plain && detail::kPlainByte.v[static_cast<unsigned char>(c)];
     if (!plain) continue;
     FieldKey& k = keys[i];
     k.quoted[0] = '"';
@@ -369,151 +385,93 @@ constexpr std::array<std::size_t, N> canonicalOrder(const std::array<std::string
   return order;
 }
 
-template <std::size_t N>
-constexpr bool hasDuplicates(const std::array<std::string_view, N>& names) {
-  for (std::size_t i = 0; i < N; ++i) {
-    for (std::size_t j = i + 1; j < N; ++j) {
-      if (names[i] == names[j]) return true;
-    }
-  }
-  return false;
-}
-
-/// Field table of NETBUF_JSON_FIELDS. Names::value is the std::array of the field names in the
-/// listed order; everything derived from them (the key text, the canonical order) is computed at
-/// compile time, so writing a struct costs what the equivalent hand-written calls cost.
-template <class T, class... F>
+/// NETBUF_JSON_FIELDS's writer and reader over a field table (field_reflection.hpp). Everything
+/// derived from the names (each key's text, the canonical order) is computed at compile time, so
+/// writing a struct costs what the equivalent hand-written calls with literal keys cost.
+template <class Table>
 struct JsonFields {
-  static constexpr std::size_t kCount = sizeof...(F);
+  using T = typename Table::Type;
+  static constexpr std::size_t kCount = Table::kCount;
 
+  static constexpr std::array<FieldKey, kCount> kKeys = fieldKeys(Table::kNames);
   /// The field indices in RFC 8785 order of their names.
-  template <class Names>
-  static constexpr std::array<std::size_t, kCount> kOrder = canonicalOrder(Names::value);
-  template <class Names>
+  static constexpr std::array<std::size_t, kCount> kOrder = canonicalOrder(Table::kNames);
   static constexpr bool kListedSorted = [] {
     for (std::size_t i = 0; i < kCount; ++i) {
-      if (kOrder<Names>[i] != i) return false;
+      if (kOrder[i] != i) return false;
     }
     return true;
   }();
-  template <class Names, std::size_t... P>
+  template <std::size_t... P>
   static constexpr auto canonicalSequence(std::index_sequence<P...>) {
-    return std::index_sequence<kOrder<Names>[P]...>{};
+    return std::index_sequence<kOrder[P]...>{};
   }
 
-  template <class Names>
-  NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const T& obj, F T::*... members) {
+  NETBUF_JSON_INLINE static void write(JsonStreamWriter& w, const T& obj) {
     w.beginObject();
-    const auto fields = std::tie(members...);
     constexpr auto listed = std::make_index_sequence<kCount>{};
-    if constexpr (!kListedSorted<Names>) {
+    if constexpr (!kListedSorted) {
       if (w.options().canonical) {
-        writeFields<Names>(w, obj, fields, canonicalSequence<Names>(listed));
+        writeFields(w, obj, canonicalSequence(listed));
         w.endObject();
         return;
       }
     }
-    writeFields<Names>(w, obj, fields, listed);
+    writeFields(w, obj, listed);
     w.endObject();
   }
 
-  template <class Names, class Fields, std::size_t... I>
+  template <std::size_t... I>
   NETBUF_JSON_INLINE static void writeFields(JsonStreamWriter& w, const T& obj,
-                                             const Fields& fields, std::index_sequence<I...>) {
-    (writeField<Names, I>(w, obj, fields), ...);
+                                             std::index_sequence<I...>) {
+    (writeField<I>(w, obj), ...);
   }
 
-  template <class Names, std::size_t I, class Fields>
-  NETBUF_JSON_INLINE static void writeField(JsonStreamWriter& w, const T& obj,
-                                            const Fields& fields) {
-    static constexpr std::array<FieldKey, kCount> keys = fieldKeys(Names::value);
-    if constexpr (keys[I].size != 0) {
-      w.keyLiteral(keys[I].quoted, keys[I].size, Names::value[I]);
+  template <std::size_t I>
+  NETBUF_JSON_INLINE static void writeField(JsonStreamWriter& w, const T& obj) {
+    if constexpr (kKeys[I].size != 0) {
+      w.keyLiteral(kKeys[I].quoted, kKeys[I].size, Table::kNames[I]);
     } else {
-      w.key(Names::value[I]);
+      w.key(Table::kNames[I]);
     }
     // Directly (no writeValue): a field cannot contain its struct by value, so this cannot recurse
-    // without a container, which breaks the cycle (writeElement).
-    const auto& value = obj.*std::get<I>(fields);
-    JsonTraits<std::remove_cvref_t<decltype(value)>>::write(w, value);
+    // without a container, which breaks the cycle (writeJsonElement).
+    JsonTraits<typename Table::template FieldType<I>>::write(w, Table::template field<I>(obj));
   }
 
-  template <class Names>
-  static void read(JsonReader& r, T& obj, F T::*... members) {
+  static void read(JsonReader& r, T& obj) {
     r.readBeginObject();
     while (const auto k = r.nextKey()) {
-      const std::string_view key = *k;  // compared before the value is read
-      const std::string_view* name = Names::value.data();
-      bool found = false;
-      ((!found && *name++ == key ? (json::readValue(r, obj.*members), found = true) : false), ...);
+      // The key is compared before the value is read (which may reuse the reader's scratch).
+      const bool found = Table::visit(
+          *k, [&](auto i) { json::readValue(r, Table::template field<decltype(i)::value>(obj)); });
       if (!found) r.skipValue();
     }
     r.readEndObject();
   }
 };
-}  // namespace json::detail
+}  // namespace detail
 
 template <class V, class C, class A>
 struct JsonTraits<std::map<std::string, V, C, A>>
-    : json::detail::MapTraits<std::map<std::string, V, C, A>> {};
+    : detail::JsonMapTraits<std::map<std::string, V, C, A>> {};
 
 template <class V, class H, class E, class A>
 struct JsonTraits<std::unordered_map<std::string, V, H, E, A>>
-    : json::detail::MapTraits<std::unordered_map<std::string, V, H, E, A>> {};
-
+    : detail::JsonMapTraits<std::unordered_map<std::string, V, H, E, A>> {};
 }  // namespace netbuf
 
-// ---- NETBUF_JSON_FIELDS(Type, field...): 1 to 16 fields.
-#define NETBUF_JSON_DETAIL_CAT(a, b) NETBUF_JSON_DETAIL_CAT2(a, b)
-#define NETBUF_JSON_DETAIL_CAT2(a, b) a##b
-#define NETBUF_JSON_DETAIL_COUNT(...) \
-  NETBUF_JSON_DETAIL_COUNT2(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define NETBUF_JSON_DETAIL_COUNT2(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, \
-                                  _15, _16, N, ...)                                            \
-  N
-#define NETBUF_JSON_DETAIL_MAP(m, T, ...)                                               \
-  NETBUF_JSON_DETAIL_CAT(NETBUF_JSON_DETAIL_MAP, NETBUF_JSON_DETAIL_COUNT(__VA_ARGS__)) \
-  (m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP1(m, T, a) m(T, a)
-#define NETBUF_JSON_DETAIL_MAP2(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP1(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP3(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP2(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP4(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP3(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP5(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP4(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP6(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP5(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP7(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP6(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP8(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP7(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP9(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP8(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP10(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP9(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP11(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP10(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP12(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP11(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP13(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP12(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP14(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP13(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP15(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP14(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_MAP16(m, T, a, ...) m(T, a), NETBUF_JSON_DETAIL_MAP15(m, T, __VA_ARGS__)
-#define NETBUF_JSON_DETAIL_NAME(T, f) std::string_view(#f)
-#define NETBUF_JSON_DETAIL_MEMBER(T, f) &T::f
-#define NETBUF_JSON_DETAIL_TYPE(T, f) decltype(T::f)
-
 /// Defines netbuf::JsonTraits<Type> writing Type as an object {"field": value, ...} in the listed
-/// order (RFC 8785 order in canonical mode). Use at global namespace scope.
-#define NETBUF_JSON_FIELDS(Type, ...)                                                            \
-  template <>                                                                                    \
-  struct netbuf::JsonTraits<Type> {                                                              \
-    using Fields =                                                                               \
-        ::netbuf::json::detail::JsonFields<Type, NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_TYPE, \
-                                                                        Type, __VA_ARGS__)>;     \
-    struct NetbufJsonFieldNames {                                                                \
-      static constexpr auto value = std::to_array<std::string_view>(                             \
-          {NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_NAME, Type, __VA_ARGS__)});                 \
-      static_assert(!::netbuf::json::detail::hasDuplicates(value),                               \
-                    "NETBUF_JSON_FIELDS: a field is listed twice");                              \
-    };                                                                                           \
-    NETBUF_JSON_INLINE static void write(::netbuf::JsonStreamWriter& w, const Type& v) {         \
-      Fields::template write<NetbufJsonFieldNames>(                                              \
-          w, v, NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_MEMBER, Type, __VA_ARGS__));           \
-    }                                                                                            \
-    static void read(::netbuf::JsonReader& r, Type& v) {                                         \
-      Fields::template read<NetbufJsonFieldNames>(                                               \
-          r, v, NETBUF_JSON_DETAIL_MAP(NETBUF_JSON_DETAIL_MEMBER, Type, __VA_ARGS__));           \
-    }                                                                                            \
+/// order (RFC 8785 order in canonical mode); 1 to 16 fields. Use at global namespace scope.
+#define NETBUF_JSON_FIELDS(Type, ...)                                                    \
+  template <>                                                                            \
+  struct netbuf::JsonTraits<Type> {                                                      \
+    NETBUF_DETAIL_FIELD_TABLE(Type, __VA_ARGS__);                                        \
+    static_assert(!::netbuf::detail::hasDuplicates(NetbufFieldTable::kNames),            \
+                  "NETBUF_JSON_FIELDS: a field is listed twice");                        \
+    using Fields = ::netbuf::detail::JsonFields<NetbufFieldTable>;                       \
+    NETBUF_JSON_INLINE static void write(::netbuf::JsonStreamWriter& w, const Type& v) { \
+      Fields::write(w, v);                                                               \
+    }                                                                                    \
+    static void read(::netbuf::JsonReader& r, Type& v) { Fields::read(r, v); }           \
   };

@@ -61,6 +61,7 @@
 #include <limits>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/codec/document.hpp>
+#include <netbuf/codec/msgpack/detail/message_pack_bytes.hpp>
 #include <netbuf/codec/msgpack/message_pack_error.hpp>
 #include <netbuf/codec/value.hpp>
 #include <span>
@@ -87,27 +88,6 @@ struct MessagePackReadOptions {
   /// Keep maps with repeated keys instead of failing with DuplicateKey.
   bool allowDuplicateKeys = false;
 };
-
-namespace detail {
-/// True when the n <= 16 bytes at p are all ASCII (two overlapping word loads, no loop).
-inline bool isShortAscii(const std::byte* p, std::size_t n) noexcept {
-  if (n >= 8) {
-    std::uint64_t a, b;
-    std::memcpy(&a, p, 8);
-    std::memcpy(&b, p + n - 8, 8);
-    return ((a | b) & 0x8080808080808080ULL) == 0;
-  }
-  if (n >= 4) {
-    std::uint32_t a, b;
-    std::memcpy(&a, p, 4);
-    std::memcpy(&b, p + n - 4, 4);
-    return ((a | b) & 0x80808080U) == 0;
-  }
-  unsigned acc = 0;
-  for (std::size_t i = 0; i < n; ++i) acc |= std::to_integer<unsigned>(p[i]);
-  return acc < 0x80;
-}
-}  // namespace detail
 
 /// Pull reader over contiguous bytes. Each read* call consumes exactly one item (a scalar, or a
 /// container's header: the caller then reads its elements/pairs) and throws MessagePackError

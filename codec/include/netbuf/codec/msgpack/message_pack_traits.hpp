@@ -33,6 +33,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <netbuf/codec/detail/container_traits.hpp>
+#include <netbuf/codec/detail/field_reflection.hpp>
 #include <netbuf/codec/msgpack/message_pack_reader.hpp>
 #include <netbuf/codec/msgpack/message_pack_writer.hpp>
 #include <optional>
@@ -82,6 +84,35 @@ inline std::uint32_t checkedCount(std::size_t n) {
     throwMessagePackCountTooLarge(n);
   return static_cast<std::uint32_t>(n);
 }
+
+/// MessagePack's steps of the shared container traits (container_traits.hpp).
+struct MessagePackFormat {
+  using Writer = MessagePackWriter;
+  using Reader = MessagePackReader;
+  template <class T>
+  static void writeElement(MessagePackWriter& w, const T& v) {
+    msgpack::pack(w, v);
+  }
+  template <class T>
+  static void readElement(MessagePackReader& r, T& v) {
+    msgpack::unpack(r, v);
+  }
+  static void writeNull(MessagePackWriter& w) { w.packNil(); }
+  static bool tryReadNull(MessagePackReader& r) { return r.tryReadNil(); }
+  static void beginArray(MessagePackWriter& w, std::size_t n) {
+    w.packArrayHeader(checkedCount(n));
+  }
+  static void endArray(MessagePackWriter&) {}
+  /// The count is bounded by the bytes left, not by the memory the elements need (a 200-byte T
+  /// per 1-byte element): the hint is at most 1024 elements.
+  template <class Start, class Element>
+  static void readArray(MessagePackReader& r, Start&& start, Element&& element) {
+    const MessagePackReader::Scope scope(r);
+    const std::uint32_t n = r.readArrayHeader();
+    start(std::min<std::size_t>(n, 1024));
+    for (std::uint32_t i = 0; i < n; ++i) element();
+  }
+};
 }  // namespace detail
 
 template <>
@@ -185,45 +216,18 @@ struct MessagePackTraits<std::chrono::time_point<std::chrono::system_clock, D>> 
 
 template <class T>
 struct MessagePackTraits<std::optional<T>> {
-  static void pack(MessagePackWriter& w, const std::optional<T>& v) {
-    if (v) {
-      msgpack::pack(w, *v);
-    } else {
-      w.packNil();
-    }
-  }
-  static void unpack(MessagePackReader& r, std::optional<T>& v) {
-    if (r.tryReadNil()) {
-      v.reset();
-    } else {
-      T x{};
-      msgpack::unpack(r, x);
-      v = std::move(x);
-    }
-  }
+  using Impl = detail::OptionalTraits<detail::MessagePackFormat, T>;
+  static void pack(MessagePackWriter& w, const std::optional<T>& v) { Impl::write(w, v); }
+  static void unpack(MessagePackReader& r, std::optional<T>& v) { Impl::read(r, v); }
 };
 
 template <class T, class A>
 struct MessagePackTraits<
     std::vector<T, A>,
     std::enable_if_t<!std::is_same_v<std::vector<T, A>, std::vector<std::byte>>>> {
-  static void pack(MessagePackWriter& w, const std::vector<T, A>& v) {
-    w.packArrayHeader(detail::checkedCount(v.size()));
-    for (const T& x : v) msgpack::pack(w, x);
-  }
-  static void unpack(MessagePackReader& r, std::vector<T, A>& v) {
-    const MessagePackReader::Scope scope(r);
-    const std::uint32_t n = r.readArrayHeader();
-    v.clear();
-    // n is bounded by the bytes left, not the memory the elements need (a 200-byte T per 1-byte
-    // element): reserve a little and let the vector grow as elements actually decode.
-    v.reserve(std::min<std::size_t>(n, 1024));
-    for (std::uint32_t i = 0; i < n; ++i) {
-      T x{};
-      msgpack::unpack(r, x);
-      v.push_back(std::move(x));
-    }
-  }
+  using Impl = detail::VectorTraits<detail::MessagePackFormat, T, A>;
+  static void pack(MessagePackWriter& w, const std::vector<T, A>& v) { Impl::write(w, v); }
+  static void unpack(MessagePackReader& r, std::vector<T, A>& v) { Impl::read(r, v); }
 };
 
 template <class T, std::size_t N>
@@ -297,17 +301,19 @@ struct MessagePackMapTraits {
   }
 };
 
-/// Field table of NETBUF_MSGPACK_FIELDS: packs/unpacks the named members.
-template <class T, class... F>
+/// NETBUF_MSGPACK_FIELDS's packer and unpacker over a field table (field_reflection.hpp): a map
+/// of the fields in the listed order, keyed by their names.
+template <class Table>
 struct MessagePackFields {
-  static void pack(MessagePackWriter& w, const T& obj,
-                   std::initializer_list<std::string_view> names, const F T::*... members) {
-    w.packMapHeader(static_cast<std::uint32_t>(sizeof...(F)));
-    auto it = names.begin();
-    ((w.packStr(*it++), msgpack::pack(w, obj.*members)), ...);
+  using T = typename Table::Type;
+  static void pack(MessagePackWriter& w, const T& obj) {
+    w.packMapHeader(static_cast<std::uint32_t>(Table::kCount));
+    Table::forEach([&](auto i) {
+      w.packStr(Table::kNames[decltype(i)::value]);
+      msgpack::pack(w, Table::template field<decltype(i)::value>(obj));
+    });
   }
-  static void unpack(MessagePackReader& r, T& obj, std::initializer_list<std::string_view> names,
-                     F T::*... members) {
+  static void unpack(MessagePackReader& r, T& obj) {
     const MessagePackReader::Scope scope(r);
     const std::uint32_t n = r.readMapHeader();
     for (std::uint32_t i = 0; i < n; ++i) {
@@ -317,9 +323,8 @@ struct MessagePackFields {
         continue;
       }
       const std::string_view key = r.readStr();
-      auto it = names.begin();
-      bool found = false;
-      ((!found && *it++ == key ? (msgpack::unpack(r, obj.*members), found = true) : false), ...);
+      const bool found = Table::visit(
+          key, [&](auto f) { msgpack::unpack(r, Table::template field<decltype(f)::value>(obj)); });
       if (!found) r.skip();
     }
   }
@@ -336,68 +341,13 @@ struct MessagePackTraits<std::unordered_map<K, V, H, E, A>>
 
 }  // namespace netbuf
 
-// ---- NETBUF_MSGPACK_FIELDS(Type, field...): up to 16 fields.
-#define NETBUF_MSGPACK_DETAIL_CAT(a, b) NETBUF_MSGPACK_DETAIL_CAT2(a, b)
-#define NETBUF_MSGPACK_DETAIL_CAT2(a, b) a##b
-#define NETBUF_MSGPACK_DETAIL_COUNT(...)                                                           \
-  NETBUF_MSGPACK_DETAIL_COUNT2(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, \
-                               0)
-#define NETBUF_MSGPACK_DETAIL_COUNT2(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, \
-                                     _15, _16, N, ...)                                            \
-  N
-#define NETBUF_MSGPACK_DETAIL_MAP(m, T, ...)                                                     \
-  NETBUF_MSGPACK_DETAIL_CAT(NETBUF_MSGPACK_DETAIL_MAP, NETBUF_MSGPACK_DETAIL_COUNT(__VA_ARGS__)) \
-  (m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP1(m, T, a) m(T, a)
-#define NETBUF_MSGPACK_DETAIL_MAP2(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP1(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP3(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP2(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP4(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP3(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP5(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP4(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP6(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP5(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP7(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP6(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP8(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP7(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP9(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP8(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP10(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP9(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP11(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP10(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP12(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP11(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP13(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP12(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP14(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP13(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP15(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP14(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_MAP16(m, T, a, ...) \
-  m(T, a), NETBUF_MSGPACK_DETAIL_MAP15(m, T, __VA_ARGS__)
-#define NETBUF_MSGPACK_DETAIL_NAME(T, f) std::string_view(#f)
-#define NETBUF_MSGPACK_DETAIL_MEMBER(T, f) &T::f
-#define NETBUF_MSGPACK_DETAIL_TYPE(T, f) decltype(T::f)
-
-/// Defines netbuf::MessagePackTraits<Type> encoding Type as a map {"field": value, ...}. Use at
-/// global namespace scope.
-#define NETBUF_MSGPACK_FIELDS(Type, ...)                                                          \
-  template <>                                                                                     \
-  struct netbuf::MessagePackTraits<Type> {                                                        \
-    using Fields = ::netbuf::detail::MessagePackFields<                                           \
-        Type, NETBUF_MSGPACK_DETAIL_MAP(NETBUF_MSGPACK_DETAIL_TYPE, Type, __VA_ARGS__)>;          \
-    static void pack(::netbuf::MessagePackWriter& w, const Type& v) {                             \
-      Fields::pack(w, v,                                                                          \
-                   {NETBUF_MSGPACK_DETAIL_MAP(NETBUF_MSGPACK_DETAIL_NAME, Type, __VA_ARGS__)},    \
-                   NETBUF_MSGPACK_DETAIL_MAP(NETBUF_MSGPACK_DETAIL_MEMBER, Type, __VA_ARGS__));   \
-    }                                                                                             \
-    static void unpack(::netbuf::MessagePackReader& r, Type& v) {                                 \
-      Fields::unpack(r, v,                                                                        \
-                     {NETBUF_MSGPACK_DETAIL_MAP(NETBUF_MSGPACK_DETAIL_NAME, Type, __VA_ARGS__)},  \
-                     NETBUF_MSGPACK_DETAIL_MAP(NETBUF_MSGPACK_DETAIL_MEMBER, Type, __VA_ARGS__)); \
-    }                                                                                             \
+/// Defines netbuf::MessagePackTraits<Type> encoding Type as a map {"field": value, ...}; 1 to 16
+/// fields. Use at global namespace scope.
+#define NETBUF_MSGPACK_FIELDS(Type, ...)                                                    \
+  template <>                                                                               \
+  struct netbuf::MessagePackTraits<Type> {                                                  \
+    NETBUF_DETAIL_FIELD_TABLE(Type, __VA_ARGS__);                                           \
+    using Fields = ::netbuf::detail::MessagePackFields<NetbufFieldTable>;                   \
+    static void pack(::netbuf::MessagePackWriter& w, const Type& v) { Fields::pack(w, v); } \
+    static void unpack(::netbuf::MessagePackReader& r, Type& v) { Fields::unpack(r, v); }   \
   };

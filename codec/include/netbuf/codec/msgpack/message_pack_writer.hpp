@@ -67,6 +67,7 @@
 #include <cstring>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/buffer/composite_byte_buf.hpp>
+#include <netbuf/codec/msgpack/detail/message_pack_bytes.hpp>
 #include <netbuf/codec/value.hpp>
 #include <span>
 #include <string_view>
@@ -83,63 +84,6 @@ struct MessagePackWriteOptions {
   std::size_t maxDepth = 1024;
 };
 
-namespace detail::mpw {
-// Big-endian stores into memory the caller has reserved (memcpy: no alignment requirement).
-inline void store16(std::byte* p, std::uint16_t v) noexcept {
-  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap16(v);
-  std::memcpy(p, &v, 2);
-}
-inline void store32(std::byte* p, std::uint32_t v) noexcept {
-  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap32(v);
-  std::memcpy(p, &v, 4);
-}
-inline void store64(std::byte* p, std::uint64_t v) noexcept {
-  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
-  std::memcpy(p, &v, 8);
-}
-constexpr std::byte b(unsigned v) noexcept { return static_cast<std::byte>(v); }
-/// memcpy that accepts n == 0 with a null source (string_view{} and empty spans).
-inline void copy(std::byte* dst, const void* src, std::size_t n) noexcept {
-  if (n != 0) std::memcpy(dst, src, n);
-}
-/// Copies n < 32 bytes without a call into libc (overlapping fixed-size copies, each a plain load
-/// and store, never touching a byte outside [src, src + n) or [dst, dst + n)) and returns whether
-/// they were all ASCII (valid UTF-8 with no further check): one pass of loads for both jobs. The
-/// bytes are copied either way.
-inline bool copySmallAscii(std::byte* dst, const char* src, std::size_t n) noexcept {
-  if (n >= 8) {
-    std::uint64_t a, c, e = 0, f = 0;
-    if (n >= 16) {
-      std::memcpy(&e, src + 8, 8);
-      std::memcpy(&f, src + n - 16, 8);
-      std::memcpy(dst + 8, &e, 8);
-      std::memcpy(dst + n - 16, &f, 8);
-    }
-    std::memcpy(&a, src, 8);
-    std::memcpy(&c, src + n - 8, 8);
-    std::memcpy(dst, &a, 8);
-    std::memcpy(dst + n - 8, &c, 8);
-    return ((a | c | e | f) & 0x8080808080808080ULL) == 0;
-  }
-  if (n >= 4) {
-    std::uint32_t a, c;
-    std::memcpy(&a, src, 4);
-    std::memcpy(&c, src + n - 4, 4);
-    std::memcpy(dst, &a, 4);
-    std::memcpy(dst + n - 4, &c, 4);
-    return ((a | c) & 0x80808080U) == 0;
-  }
-  if (n == 0) return true;
-  const auto x = static_cast<unsigned char>(src[0]);
-  const auto y = static_cast<unsigned char>(src[n / 2]);
-  const auto z = static_cast<unsigned char>(src[n - 1]);  // covers every byte of n <= 3
-  dst[0] = static_cast<std::byte>(x);
-  dst[n / 2] = static_cast<std::byte>(y);
-  dst[n - 1] = static_cast<std::byte>(z);
-  return (x | y | z) < 0x80;
-}
-}  // namespace detail::mpw
-
 class MessagePackWriter {
  public:
   explicit MessagePackWriter(ByteBuf& out, const MessagePackWriteOptions& options = {}) noexcept
@@ -155,72 +99,70 @@ class MessagePackWriter {
   MessagePackWriter& packNil() { return put1(0xc0); }
   MessagePackWriter& packBool(bool b) { return put1(b ? 0xc3 : 0xc2); }
   MessagePackWriter& packInt(std::int64_t i) {
-    using namespace detail::mpw;
     if (i >= 0) return packUInt(static_cast<std::uint64_t>(i));
     if (i >= -32) return put1(static_cast<std::uint8_t>(i));  // negative fixint 0xe0..0xff
     if (i >= INT8_MIN) {
       std::byte* p = reserve(2);
-      p[0] = b(0xd0);
-      p[1] = b(static_cast<std::uint8_t>(i));
+      p[0] = detail::wireByte(0xd0);
+      p[1] = detail::wireByte(static_cast<std::uint8_t>(i));
       return commit(2);
     }
     if (i >= INT16_MIN) {
       std::byte* p = reserve(3);
-      p[0] = b(0xd1);
-      store16(p + 1, static_cast<std::uint16_t>(i));
+      p[0] = detail::wireByte(0xd1);
+      detail::store16(p + 1, static_cast<std::uint16_t>(i));
       return commit(3);
     }
     if (i >= INT32_MIN) {
       std::byte* p = reserve(5);
-      p[0] = b(0xd2);
-      store32(p + 1, static_cast<std::uint32_t>(i));
+      p[0] = detail::wireByte(0xd2);
+      detail::store32(p + 1, static_cast<std::uint32_t>(i));
       return commit(5);
     }
     std::byte* p = reserve(9);
-    p[0] = b(0xd3);
-    store64(p + 1, static_cast<std::uint64_t>(i));
+    p[0] = detail::wireByte(0xd3);
+    detail::store64(p + 1, static_cast<std::uint64_t>(i));
     return commit(9);
   }
   MessagePackWriter& packUInt(std::uint64_t u) {
-    using namespace detail::mpw;
     if (u < 0x80) return put1(static_cast<unsigned>(u));
     if (u <= 0xff) {
       std::byte* p = reserve(2);
-      p[0] = b(0xcc);
-      p[1] = b(static_cast<unsigned>(u));
+      p[0] = detail::wireByte(0xcc);
+      p[1] = detail::wireByte(static_cast<unsigned>(u));
       return commit(2);
     }
     if (u <= 0xffff) {
       std::byte* p = reserve(3);
-      p[0] = b(0xcd);
-      store16(p + 1, static_cast<std::uint16_t>(u));
+      p[0] = detail::wireByte(0xcd);
+      detail::store16(p + 1, static_cast<std::uint16_t>(u));
       return commit(3);
     }
     if (u <= 0xffffffff) {
       std::byte* p = reserve(5);
-      p[0] = b(0xce);
-      store32(p + 1, static_cast<std::uint32_t>(u));
+      p[0] = detail::wireByte(0xce);
+      detail::store32(p + 1, static_cast<std::uint32_t>(u));
       return commit(5);
     }
     std::byte* p = reserve(9);
-    p[0] = b(0xcf);
-    store64(p + 1, u);
+    p[0] = detail::wireByte(0xcf);
+    detail::store64(p + 1, u);
     return commit(9);
   }
   MessagePackWriter& packFloat(float f) {
     std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
     if (options_.canonical && f != f) bits = 0x7fc00000U;
     std::byte* p = reserve(5);
-    p[0] = detail::mpw::b(0xca);
-    detail::mpw::store32(p + 1, bits);
+    p[0] = detail::wireByte(0xca);
+    detail::store32(p + 1, bits);
     return commit(5);
   }
   MessagePackWriter& packDouble(double d) {
     std::uint64_t bits = std::bit_cast<std::uint64_t>(d);
     if (options_.canonical && d != d) bits = 0x7ff8000000000000ULL;
     std::byte* p = reserve(9);
-    p[0] = detail::mpw::b(0xcb);
-    detail::mpw::store64(p + 1, bits);
+    p[0] = detail::wireByte(0xcb);
+    detail::store64(p + 1, bits);
     return commit(9);
   }
   MessagePackWriter& packStr(std::string_view utf8) {
@@ -229,8 +171,8 @@ class MessagePackWriter {
       // Copied and checked in one pass; committed only when the bytes were ASCII. (Only where
       // the room is there already: growth, and its errors, come after validation, as before.)
       std::byte* p = buf_->writePtrUnchecked();
-      if (detail::mpw::copySmallAscii(p + 1, utf8.data(), n)) [[likely]] {
-        p[0] = detail::mpw::b(0xa0 | static_cast<unsigned>(n));
+      if (detail::copySmallAscii(p + 1, utf8.data(), n)) [[likely]] {
+        p[0] = detail::wireByte(0xa0 | static_cast<unsigned>(n));
         return commit(n + 1);
       }
     }
@@ -243,8 +185,8 @@ class MessagePackWriter {
     const std::size_t n = bytes.size();
     if (n < 32) [[likely]] {
       std::byte* p = reserve(n + 1);
-      p[0] = detail::mpw::b(0xa0 | static_cast<unsigned>(n));
-      detail::mpw::copySmallAscii(p + 1, bytes.data(), n);  // the ASCII answer is not needed
+      p[0] = detail::wireByte(0xa0 | static_cast<unsigned>(n));
+      detail::copySmallAscii(p + 1, bytes.data(), n);  // the ASCII answer is not needed
       return commit(n + 1);
     }
     return packLong(kStr, 0, bytes.data(), n);
@@ -279,7 +221,7 @@ class MessagePackWriter {
   /// Appends already-encoded MessagePack bytes as they are (any length; not checked).
   MessagePackWriter& packRaw(std::span<const std::byte> bytes) {
     std::byte* p = reserve(bytes.size());
-    detail::mpw::copy(p, bytes.data(), bytes.size());
+    detail::copyBytes(p, bytes.data(), bytes.size());
     return commit(bytes.size());
   }
   /// A whole Value tree (canonical per the options).
@@ -314,7 +256,7 @@ class MessagePackWriter {
     return *this;
   }
   MessagePackWriter& put1(unsigned byte) {
-    *reserve(1) = detail::mpw::b(byte);
+    *reserve(1) = detail::wireByte(byte);
     return commit(1);
   }
   void grow(std::size_t n);

@@ -1,15 +1,14 @@
 #pragma once
-// Pipeline adapters for codecs, free of any transport.
+// DecoderHandler<Codec>: a decoder as an inbound pipeline handler, free of any transport.
 //
 // A codec (a ByteToMessageDecoder, MessageToMessageDecoder or encoder) knows nothing of channels.
-// DecoderHandler and EncoderHandler turn one into a pipeline handler: they receive events with a
-// handler context and forward what the codec produces to the next handler through that context.
-// The context type is a template parameter, so any pipeline whose context offers these members can
-// host them (the transport module's does; tests use a recording context):
+// The handler receives events with a handler context and forwards what the codec produces to the
+// next handler through that context. The context type is a template parameter, so any pipeline
+// whose context offers the members below can host it (the transport module's does; tests use a
+// recording context):
 //
-//   inbound  (DecoderHandler):  ctx.fireChannelRead(Out&&), ctx.fireExceptionCaught(exception_ptr),
-//                               ctx.fireChannelReadComplete(), ctx.fireChannelInactive()
-//   outbound (EncoderHandler):  ctx.write(AnyByteBuf&&)
+//   ctx.fireChannelRead(Out&&), ctx.fireExceptionCaught(exception_ptr),
+//   ctx.fireChannelReadComplete(), ctx.fireChannelInactive()
 //
 // Ordering: decoded messages are fired in stream order, and a decoding error is fired after the
 // messages decoded before it and before those decoded after it. The output vector is reused
@@ -28,11 +27,6 @@ concept InboundContext = requires(Ctx& ctx, Out&& msg, std::exception_ptr e) {
   ctx.fireExceptionCaught(e);
   ctx.fireChannelReadComplete();
   ctx.fireChannelInactive();
-};
-
-template <class Ctx>
-concept OutboundContext = requires(Ctx& ctx, AnyByteBuf&& buf) {
-  ctx.write(std::move(buf));
 };
 
 template <class Codec>
@@ -89,35 +83,6 @@ class DecoderHandler {
 
   Codec codec_;
   std::vector<OutputType> out_;
-};
-
-template <class Codec>
-class EncoderHandler {
- public:
-  using InputType = typename Codec::InputType;
-
-  template <class... Args>
-  explicit EncoderHandler(Args&&... args) : codec_(std::forward<Args>(args)...) {}
-
-  Codec& codec() noexcept { return codec_; }
-  const Codec& codec() const noexcept { return codec_; }
-
-  /// Encodes msg and writes the resulting buffers, in order. An EncoderError propagates to the
-  /// caller (the pipeline fails the write); nothing of that message is written.
-  template <class Ctx, class In>
-  requires OutboundContext<Ctx>
-  void write(Ctx& ctx, In&& msg) {
-    struct Clear {
-      std::vector<AnyByteBuf>& v;
-      ~Clear() { v.clear(); }
-    } clear{out_};
-    codec_.write(std::forward<In>(msg), out_);
-    for (auto& b : out_) ctx.write(std::move(b));
-  }
-
- private:
-  Codec codec_;
-  std::vector<AnyByteBuf> out_;
 };
 
 }  // namespace netbuf

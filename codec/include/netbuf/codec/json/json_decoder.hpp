@@ -1,8 +1,7 @@
 #pragma once
-// Pipeline codecs for JSON documents: JsonDecoder (bytes -> Document per top-level JSON value) and
-// JsonEncoder (Document -> bytes).
+// JsonDecoder: a pipeline decoder from bytes to one Document per top-level JSON value.
 //
-//   DecoderRunner<JsonDecoder> run;                      // or in a pipeline via CodecHandler
+//   DecoderRunner<JsonDecoder> run;                      // or in a pipeline via DecoderHandler
 //   run.feed(R"({"a":1} [2,3])").finish();
 //   run.messages()[1].root()[0].asUInt64();              // 2
 //
@@ -20,25 +19,23 @@
 // consumed, so decoding continues with the next value:
 //  - framing errors: JsonObjectDecoder's TooLongFrameError / CorruptedFrameError, offsets in the
 //    stream;
-//  - parse errors: the JsonError of JsonParser (json_parser.hpp) rebased onto the stream: offset()
+//  - parse errors: the JsonError of JsonParser (json_parser.hpp, json_error.hpp) rebased onto the
+//  stream: offset()
 //    = the value's first byte's stream offset + the offset inside the value; line()/column() are
 //    counted within the value.
 // Note: JsonObjectDecoder only starts values at '{' or '['; a top-level scalar ("42") is junk.
 //
-// JsonEncoder writes json::write(doc.root(), out, options) (json_writer.hpp) into one buffer per
-// Document, sized by the previous document's size; EncoderError for what JSON cannot express.
-//
-// Threads: as every decoder/encoder, one channel, one thread.
+// Threads: as every decoder, one channel, one thread.
 
 #include <cstddef>
 #include <cstdint>
 #include <netbuf/buffer/any_byte_buf.hpp>
 #include <netbuf/codec/byte_to_message_decoder.hpp>
 #include <netbuf/codec/document.hpp>
+#include <netbuf/codec/json/json_error.hpp>
+#include <netbuf/codec/json/json_parse_options.hpp>
 #include <netbuf/codec/json/json_parser.hpp>
-#include <netbuf/codec/json/json_writer.hpp>
 #include <netbuf/codec/json_object_decoder.hpp>
-#include <netbuf/codec/message_encoder.hpp>
 #include <vector>
 
 namespace netbuf {
@@ -123,24 +120,6 @@ class JsonDecoder : public ByteToMessageDecoder<JsonDecoder, Document> {
   JsonObjectDecoder framer_;
   JsonParser parser_;
   std::vector<AnyByteBuf> frames_;  // the framer's output (0 or 1 frame per call)
-};
-
-class JsonEncoder : public MessageToByteEncoder<JsonEncoder, Document> {
- public:
-  explicit JsonEncoder(const JsonWriteOptions& options = {},
-                       ByteBufAllocator& alloc = ByteBufAllocator::defaultAllocator())
-      : MessageToByteEncoder(alloc), options_(options) {}
-
-  const JsonWriteOptions& options() const noexcept { return options_; }
-
-  /// Appends doc.root()'s JSON to out. Throws EncoderError.
-  void encode(const Document& doc, ByteBuf& out);
-  /// The previous document's size (a first guess for the next one).
-  std::size_t sizeHint(const Document&) const noexcept { return hint_; }
-
- private:
-  JsonWriteOptions options_;
-  std::size_t hint_ = kDefaultSizeHint;
 };
 
 }  // namespace netbuf

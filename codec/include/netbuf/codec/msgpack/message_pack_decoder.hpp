@@ -1,41 +1,36 @@
 #pragma once
-// Pipeline codecs for MessagePack streams: MessagePackDecoder turns a byte stream of concatenated
-// top-level values into one Document per value; MessagePackEncoder turns Documents back into
-// bytes.
+// MessagePackDecoder: a pipeline decoder from a byte stream of concatenated top-level MessagePack
+// values to one Document per value (a ByteToMessageDecoder<MessagePackDecoder, Document>).
 //
-// MessagePackDecoder (a ByteToMessageDecoder<MessagePackDecoder, Document>):
-//  - Framing is incremental: a resumable scanner walks the value's headers (a stack of remaining
-//    element counts, at most maxDepth deep, and the bytes of a str/bin/ext payload still to pass),
-//    so a value arriving one byte at a time is scanned once, in linear time. When the value is
-//    complete, its bytes are taken as a retained slice of the cumulation (zero copy; a composite
-//    cumulation is made contiguous first, only for frames that straddle reads) and decoded with
-//    msgpack::decode into a Document that keeps the slice alive.
-//  - Limits (MessagePackReadOptions::limits) are checked by the scanner as headers arrive, before
-//    the bytes are buffered: a declared str/bin/ext length or container count above its limit, or
-//    a value passing maxMessageSize, is reported (MessagePackError with the stream offset) as soon
-//    as the header is seen; the rest of that value is then discarded as it streams in (its
-//    structure is still followed, nothing is buffered) and decoding resumes with the next value.
-//  - ReservedByte (0xc1) and DepthLimit leave the stream without a known structure: the decoder
-//    reports the error once and then discards all further input (the stream is corrupt; the
-//    channel should be closed). isCorrupted() tells.
-//  - Errors found when decoding a complete frame (InvalidUtf8, InvalidTimestamp, DuplicateKey) drop
-//    that value only (its bytes are consumed) and decoding continues.
-//  - Bytes of an incomplete value at end of stream are dropped without an error (as Netty's frame
-//    decoders do).
+// - Framing is incremental: a resumable scanner walks the value's headers (a stack of remaining
+//   element counts, at most maxDepth deep, and the bytes of a str/bin/ext payload still to pass),
+//   so a value arriving one byte at a time is scanned once, in linear time. When the value is
+//   complete, its bytes are taken as a retained slice of the cumulation (zero copy; a composite
+//   cumulation is made contiguous first, only for frames that straddle reads) and decoded with
+//   msgpack::decode into a Document that keeps the slice alive.
+// - Limits (MessagePackReadOptions::limits) are checked by the scanner as headers arrive, before
+//   the bytes are buffered: a declared str/bin/ext length or container count above its limit, or
+//   a value passing maxMessageSize, is reported (MessagePackError with the stream offset) as soon
+//   as the header is seen; the rest of that value is then discarded as it streams in (its
+//   structure is still followed, nothing is buffered) and decoding resumes with the next value.
+// - ReservedByte (0xc1) and DepthLimit leave the stream without a known structure: the decoder
+//   reports the error once and then discards all further input (the stream is corrupt; the
+//   channel should be closed). isCorrupted() tells.
+// - Errors found when decoding a complete frame (InvalidUtf8, InvalidTimestamp, DuplicateKey) drop
+//   that value only (its bytes are consumed) and decoding continues.
+// - Bytes of an incomplete value at end of stream are dropped without an error (as Netty's frame
+//   decoders do).
 //
-// MessagePackEncoder (a MessageToByteEncoder<MessagePackEncoder, Document>): writes doc.root() with
-// MessagePackWriter (canonical when configured).
-//
-// Ownership and threading: as every ByteToMessageDecoder / encoder (one channel, one thread).
+// Ownership and threading: as every ByteToMessageDecoder (one channel, one thread).
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <netbuf/buffer/any_byte_buf.hpp>
 #include <netbuf/codec/byte_to_message_decoder.hpp>
 #include <netbuf/codec/document.hpp>
-#include <netbuf/codec/message_encoder.hpp>
+#include <netbuf/codec/msgpack/message_pack_error.hpp>
 #include <netbuf/codec/msgpack/message_pack_reader.hpp>
-#include <netbuf/codec/msgpack/message_pack_writer.hpp>
 #include <span>
 #include <vector>
 
@@ -182,20 +177,6 @@ class MessagePackDecoder : public ByteToMessageDecoder<MessagePackDecoder, Docum
   std::uint64_t errAt_ = 0;
   std::uint64_t errValue_ = 0;
   std::uint64_t errLimit_ = 0;
-};
-
-class MessagePackEncoder : public MessageToByteEncoder<MessagePackEncoder, Document> {
- public:
-  explicit MessagePackEncoder(const MessagePackWriteOptions& options = {},
-                              ByteBufAllocator& alloc = ByteBufAllocator::defaultAllocator())
-      : MessageToByteEncoder(alloc), options_(options) {}
-  void encode(const Document& doc, ByteBuf& out) {
-    MessagePackWriter w(out, options_);
-    w.pack(doc.root());
-  }
-
- private:
-  MessagePackWriteOptions options_;
 };
 
 }  // namespace netbuf
