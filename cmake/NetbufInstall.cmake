@@ -1,18 +1,17 @@
 # Install rules and the CMake package config, so another project can do
 #   find_package(netbuf CONFIG REQUIRED)
-#   target_link_libraries(app PRIVATE netbuf::netbuf)
-include(GNUInstallDirs)
+#   target_link_libraries(app PRIVATE netbuf::netbuf)     # or netbuf::buffer, ..., netbuf::rpc
+# Every module (NETBUF_MODULES, recorded by netbuf_add_module) and the umbrella target are
+# installed with their HEADERS file sets; the file sets also give the exported targets their
+# include directory.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS netbuf_buffer netbuf_codec netbuf_transport netbuf EXPORT netbufTargets
+get_property(netbuf_install_targets GLOBAL PROPERTY NETBUF_MODULES)
+install(TARGETS ${netbuf_install_targets} netbuf EXPORT netbufTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/buffer/include/ ${PROJECT_SOURCE_DIR}/codec/include/
-  ${PROJECT_SOURCE_DIR}/transport/include/
-  ${PROJECT_SOURCE_DIR}/include/
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT netbufTargets NAMESPACE netbuf:: FILE netbufTargets.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/netbuf)
 

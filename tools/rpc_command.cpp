@@ -8,7 +8,7 @@
 #include <exception>
 #include <memory>
 #include <netbuf/transport/event_loop.hpp>
-#include <netbuf/transport/message_pack_rpc_server.hpp>
+#include <netbuf/rpc/message_pack_rpc_server.hpp>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -7,7 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <netbuf/transport/message_pack_rpc_client.hpp>
+#include <netbuf/rpc/message_pack_rpc_client.hpp>
 #include <stdexcept>
 #include <thread>
 #include <vector>

@@ -20,7 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <netbuf/transport/message_pack_rpc_server.hpp>
+#include <netbuf/rpc/message_pack_rpc_server.hpp>
 #include <string>
 #include <vector>
 

@@ -70,8 +70,9 @@
 #include <netbuf/transport/idle_state_handler.hpp>
 #include <netbuf/transport/logging_handler.hpp>
 #include <netbuf/transport/message.hpp>
-#include <netbuf/transport/message_pack_rpc_client.hpp>
-#include <netbuf/transport/message_pack_rpc_server.hpp>
+#include <netbuf/transport/read_timeout_handler.hpp>
+#include <netbuf/rpc/message_pack_rpc_client.hpp>
+#include <netbuf/rpc/message_pack_rpc_server.hpp>
 #include <netbuf/transport/reconnector.hpp>
 #include <netbuf/transport/server_channel.hpp>
 #include <netbuf/transport/socket_channel.hpp>

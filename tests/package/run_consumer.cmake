@@ -13,7 +13,7 @@ run(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${CONSUMER_BINARY} -G ${GENERATOR}
     -DCMAKE_BUILD_TYPE=Release)
 run(${CMAKE_COMMAND} --build ${CONSUMER_BINARY})
 execute_process(COMMAND ${CONSUMER_BINARY}/consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out)
-if(NOT rc EQUAL 0 OR NOT out MATCHES "consumer ok: 0000002a")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "consumer ok: 0000002a rpc add\\(40, 2\\) = 42")
   message(FATAL_ERROR "consumer failed (${rc}): ${out}")
 endif()
 message(STATUS "${out}")

@@ -1,6 +1,5 @@
 #pragma once
-// IdleStateHandler and ReadTimeoutHandler: Netty 4.1's handlers of the same names, on netbuf's
-// pipeline.
+// IdleStateHandler: Netty 4.1's handler of the same name, on netbuf's pipeline.
 //
 // IdleStateHandler watches a channel for idleness and tells the handlers after it (towards the
 // tail) through a user event, Message(IdleStateEvent{state, first}):
@@ -44,9 +43,7 @@
 //
 // Messages: any type passes through untouched, both ways.
 //
-// ReadTimeoutHandler is an IdleStateHandler with only a reader time: when nothing has been read for
-// that long it fires a ReadTimeoutError through exceptionCaught (towards the tail) and closes the
-// channel (ctx.close()), once.
+// ReadTimeoutHandler (read_timeout_handler.hpp) is an IdleStateHandler with only a reader time.
 //
 // Threading: like every handler, on the channel's thread only. One instance per pipeline.
 
@@ -54,7 +51,6 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
-#include <netbuf/buffer/errors.hpp>
 #include <netbuf/transport/channel_executor.hpp>
 #include <netbuf/transport/channel_handler.hpp>
 #include <netbuf/transport/message.hpp>
@@ -149,30 +145,6 @@ class IdleStateHandler : public ChannelHandler {
   bool writePending_ = false;  // a write passed since the last flush
   State state_ = State::kNew;
   std::shared_ptr<const void> lifetime_;
-};
-
-/// Nothing was read for a ReadTimeoutHandler's timeout (Netty's ReadTimeoutException).
-class ReadTimeoutError : public Error {
- public:
-  using Error::Error;
-};
-
-/// Closes the channel when nothing has been read for a while, after firing a ReadTimeoutError
-/// through exceptionCaught (towards the tail). Both happen once.
-class ReadTimeoutHandler : public IdleStateHandler {
- public:
-  /// timeout <= 0 disables the handler (it never times out).
-  explicit ReadTimeoutHandler(std::chrono::nanoseconds timeout);
-
- protected:
-  /// Reacts to the reader-idle event by calling readTimedOut() (the event is not passed on).
-  void channelIdle(ChannelHandlerContext& ctx, IdleStateEvent evt) final;
-  /// Fires ReadTimeoutError through ctx.fireExceptionCaught(), then ctx.close(), the first time
-  /// only. An override must not touch the handler after firing or closing (see lifetimeToken()).
-  virtual void readTimedOut(ChannelHandlerContext& ctx);
-
- private:
-  bool closed_ = false;
 };
 
 }  // namespace netbuf

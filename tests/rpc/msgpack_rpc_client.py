@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """MessagePack-RPC interop check against netbuf's demo RPC service (tools/rpc_service.hpp).
 
-Run by tests/transport/message_pack_rpc_python_thread_test.cpp as
+Run by tests/rpc/message_pack_rpc_python_thread_test.cpp as
     python3 msgpack_rpc_client.py <port>
 against a server on 127.0.0.1:<port>. Uses python3-msgpack over a plain socket (no RPC library),
 so every byte on the wire is produced and checked by an independent implementation. Exits 0 when

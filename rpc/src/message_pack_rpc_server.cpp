@@ -1,4 +1,4 @@
-#include <netbuf/transport/message_pack_rpc_server.hpp>
+#include <netbuf/rpc/message_pack_rpc_server.hpp>
 // (first include: proves the header is self-contained)
 
 #include <fmt/format.h>

@@ -4,7 +4,7 @@
 // completion, bin vs str, unknown method, bad arity, notifications. The script's exit status
 // decides; its output is printed on failure. A missing python3 or msgpack module FAILS the test
 // (with the install hint), it is never skipped. Run under ThreadSanitizer too ("threaded").
-#include <netbuf/transport/message_pack_rpc_server.hpp>
+#include <netbuf/rpc/message_pack_rpc_server.hpp>
 
 #include <doctest/doctest.h>
 
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "python_peer.hpp"
+#include "transport/python_peer.hpp"
 #include "rpc_service.hpp"
 
 using namespace netbuf;

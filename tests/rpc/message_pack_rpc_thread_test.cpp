@@ -2,11 +2,11 @@
 // out-of-order and cross-thread replies, double reply, dropped calls, protocol errors) and
 // MessagePackRpcClient against it over loopback TCP (pipelining, timeouts, connection loss, msgid
 // wrap-around). Run under ThreadSanitizer ("threaded").
-#include <netbuf/transport/message_pack_rpc_server.hpp>
+#include <netbuf/rpc/message_pack_rpc_server.hpp>
 
 #include <doctest/doctest.h>
 
-#include "transport_test_util.hpp"
+#include "transport/transport_test_util.hpp"
 
 #include <array>
 #include <atomic>
@@ -20,7 +20,7 @@
 #include <netbuf/codec/msgpack/message_pack_decoder.hpp>
 #include <netbuf/codec/msgpack/message_pack_encoder.hpp>
 #include <netbuf/transport/embedded_channel.hpp>
-#include <netbuf/transport/message_pack_rpc_client.hpp>
+#include <netbuf/rpc/message_pack_rpc_client.hpp>
 #include <string>
 #include <thread>
 #include <vector>

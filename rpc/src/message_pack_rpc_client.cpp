@@ -1,4 +1,4 @@
-#include <netbuf/transport/message_pack_rpc_client.hpp>
+#include <netbuf/rpc/message_pack_rpc_client.hpp>
 // (first include: proves the header is self-contained)
 
 #include <fmt/format.h>
