@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-#include "buffer/pool_test_support.hpp"
+#include "support/leak_check.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,7 @@
 
 #include <doctest/doctest.h>
 
-#include "buffer/pool_test_support.hpp"
+#include "support/leak_check.hpp"
 
 #include <atomic>
 #include <condition_variable>

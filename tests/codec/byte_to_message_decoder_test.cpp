@@ -4,13 +4,13 @@
 #include <netbuf/codec/fixed_length_frame_decoder.hpp>
 #include <stdexcept>
 
-#include "codec/codec_test_util.hpp"
+#include "support/split_checks.hpp"
 
 using namespace netbuf;
-using netbuf::testing::checkAllSplits;
-using netbuf::testing::describeError;
-using netbuf::testing::Transcript;
-using netbuf::testing::transcriptOf;
+using netbuf::test::checkAllSplits;
+using netbuf::test::describeError;
+using netbuf::test::Transcript;
+using netbuf::test::transcriptOf;
 
 namespace {
 
@@ -85,8 +85,7 @@ ByteBuf bufferOf(std::string_view s, std::size_t capacity = 0) {
 
 TEST_CASE("ByteToMessageDecoder: the same frames and errors however the stream is split") {
   auto make = [](Cumulator c) { return ScriptDecoder(c); };
-  checkAllSplits(make, "ab<c.d!ef",
-                 Transcript{"a", "b", "c", "d", "!CorruptedFrameError@6=33/0", "e", "f"});
+  checkAllSplits(make, "ab<c.d!ef", Transcript{"a", "b", "c", "d", "!Corrupted@6=33/0", "e", "f"});
 }
 
 TEST_CASE("ByteToMessageDecoder: a decoder that needs more input ends the loop until it arrives") {
@@ -114,7 +113,7 @@ TEST_CASE(
   run.feed("ab#c");
   REQUIRE(run.errors().size() == 1);
   CHECK_THROWS_AS(run.rethrowError(0), DecoderError);
-  CHECK(describeError(run.errors()[0].error) == "DecoderError@2=2/-");
+  CHECK(describeError(run.errors()[0].error) == "!DecoderError@2=2/-");
   // The message it emitted is delivered; the loop did not spin on it.
   CHECK(run.messages().size() == 3);
   CHECK(run.decoder().calls == 3);
@@ -124,15 +123,14 @@ TEST_CASE(
 TEST_CASE("ByteToMessageDecoder: a codec error after progress is reported and decoding goes on") {
   DecoderRunner<ScriptDecoder> run;
   run.feed("a!b!!c");
-  CHECK(transcriptOf(run) == Transcript{"a", "!CorruptedFrameError@1=33/0", "b",
-                                        "!CorruptedFrameError@3=33/0",
-                                        "!CorruptedFrameError@4=33/0", "c"});
+  CHECK(transcriptOf(run) ==
+        Transcript{"a", "!Corrupted@1=33/0", "b", "!Corrupted@3=33/0", "!Corrupted@4=33/0", "c"});
 }
 
 TEST_CASE("ByteToMessageDecoder: a codec error without progress waits for the next read") {
   DecoderRunner<ScriptDecoder> run;
   run.feed("a?b");
-  CHECK(transcriptOf(run) == Transcript{"a", "!CorruptedFrameError@1=63/0"});
+  CHECK(transcriptOf(run) == Transcript{"a", "!Corrupted@1=63/0"});
   CHECK(run.decoder().actualReadableBytes() == 2);
   CHECK(run.decoder().bytesConsumed() == 1);
 }
@@ -204,7 +202,7 @@ TEST_CASE("ByteToMessageDecoder: decodeLast runs once at end of stream, only if 
     DecoderRunner<ScriptDecoder> run;
     run.decoder().lastThrows = true;
     run.feed("a.<").finish();
-    CHECK(transcriptOf(run) == Transcript{"a", "!TooLongFrameError@2=1/0"});
+    CHECK(transcriptOf(run) == Transcript{"a", "!TooLong@2=1/0"});
     CHECK(run.decoder().bytesDropped() == 0);
     CHECK(run.decoder().bytesConsumed() == 3);
   }
@@ -230,7 +228,7 @@ TEST_CASE("ByteToMessageDecoder: decodeLast runs once at end of stream, only if 
     d.channelRead(bufferOf("?"), out, [](std::exception_ptr) {});
     std::vector<std::string> errors;
     d.channelInactive(out, [&](std::exception_ptr e) { errors.push_back(describeError(e)); });
-    CHECK(errors == std::vector<std::string>{"CorruptedFrameError@0=63/0"});
+    CHECK(errors == std::vector<std::string>{"!Corrupted@0=63/0"});
     CHECK(d.lastCalls == 0);
     CHECK(d.actualReadableBytes() == 0);
     CHECK(d.bytesDropped() == 1);
@@ -351,7 +349,7 @@ TEST_CASE("ByteToMessageDecoder: stream offsets count from the first byte ever r
     run.feed("..!");
     run.feed("c!");
     CHECK(transcriptOf(run) ==
-          Transcript{"a", "b", "!CorruptedFrameError@9=33/0", "c", "!CorruptedFrameError@11=33/0"});
+          Transcript{"a", "b", "!Corrupted@9=33/0", "c", "!Corrupted@11=33/0"});
     CHECK(run.decoder().bytesReceived() == 12);
   }
 }

@@ -1,16 +1,16 @@
 #include <netbuf/codec/delimiter_based_frame_decoder.hpp>
 
-#include "codec/codec_test_util.hpp"
+#include "support/split_checks.hpp"
 
 #include <chrono>
 #include <string>
 
 using namespace netbuf;
-using netbuf::testing::checkAllSplits;
-using netbuf::testing::checkAllSplitsIgnoringErrorValues;
-using netbuf::testing::decodeSplit;
-using netbuf::testing::describeError;
-using netbuf::testing::Transcript;
+using netbuf::test::checkAllSplits;
+using netbuf::test::checkAllSplitsIgnoringErrorValues;
+using netbuf::test::decodeSplit;
+using netbuf::test::describeError;
+using netbuf::test::Transcript;
 
 namespace {
 
@@ -112,13 +112,13 @@ TEST_CASE("DelimiterBasedFrameDecoder: failSlowTooLongFrameRecovery (Netty)") {
     CHECK(run.errors().size() == static_cast<std::size_t>(i));
     run.feed(std::string_view("\0", 1));
     REQUIRE(run.errors().size() == static_cast<std::size_t>(i) + 1);
-    CHECK(describeError(run.errors()[i].error) == fmt::format("TooLongFrameError@{}=2/1", 5 * i));
+    CHECK(describeError(run.errors()[i].error) == fmt::format("!TooLong@{}=2/1", 5 * i));
     run.feed(std::string_view("A\0", 2));
     REQUIRE(run.messages().size() == static_cast<std::size_t>(i) + 1);
     CHECK(readableBytesToString(run.messages()[i]) == "A");
   }
   checkAllSplits(delimDecoder(1, true, false, Delimiters::nulDelimiter()), once + once,
-                 Transcript{"!TooLongFrameError@0=2/1", "A", "!TooLongFrameError@5=2/1", "A"});
+                 Transcript{"!TooLong@0=2/1", "A", "!TooLong@5=2/1", "A"});
 }
 
 TEST_CASE("DelimiterBasedFrameDecoder: failFastTooLongFrameRecovery (Netty)") {
@@ -128,33 +128,32 @@ TEST_CASE("DelimiterBasedFrameDecoder: failFastTooLongFrameRecovery (Netty)") {
     CAPTURE(i);
     run.feed(std::string_view("\x01\x02", 2));
     REQUIRE(run.errors().size() == static_cast<std::size_t>(i) + 1);  // at once
-    CHECK(describeError(run.errors()[i].error) == fmt::format("TooLongFrameError@{}=2/1", 5 * i));
+    CHECK(describeError(run.errors()[i].error) == fmt::format("!TooLong@{}=2/1", 5 * i));
     run.feed(std::string_view("\0A\0", 3));
     CHECK(run.errors().size() == static_cast<std::size_t>(i) + 1);  // not again
     REQUIRE(run.messages().size() == static_cast<std::size_t>(i) + 1);
     CHECK(readableBytesToString(run.messages()[i]) == "A");
   }
   checkAllSplits(delimDecoder(1, true, true, Delimiters::nulDelimiter()), once + once,
-                 Transcript{"!TooLongFrameError@0=2/1", "A", "!TooLongFrameError@5=2/1", "A"});
+                 Transcript{"!TooLong@0=2/1", "A", "!TooLong@5=2/1", "A"});
 }
 
 TEST_CASE("DelimiterBasedFrameDecoder: too-long frames, both modes, with recovery") {
   const std::string input("ok\0abcdef\0gh\0\0ijklm\0", 20);
-  checkAllSplits(
-      delimDecoder(3, true, false, Delimiters::nulDelimiter()), input,
-      Transcript{"ok", "!TooLongFrameError@3=6/3", "gh", "", "!TooLongFrameError@14=5/3"});
+  checkAllSplits(delimDecoder(3, true, false, Delimiters::nulDelimiter()), input,
+                 Transcript{"ok", "!TooLong@3=6/3", "gh", "", "!TooLong@14=5/3"});
   checkAllSplitsIgnoringErrorValues(
       delimDecoder(3, true, true, Delimiters::nulDelimiter()), input,
-      Transcript{"ok", "!TooLongFrameError@3=6/3", "gh", "", "!TooLongFrameError@14=5/3"});
+      Transcript{"ok", "!TooLong@3=6/3", "gh", "", "!TooLong@14=5/3"});
   // A multi-byte delimiter split across reads is found while discarding.
   checkAllSplits(delimDecoder(2, true, false, {"XY"}), "abcdeXYfgXY",
-                 Transcript{"!TooLongFrameError@0=5/2", "fg"});
+                 Transcript{"!TooLong@0=5/2", "fg"});
   checkAllSplits(delimDecoder(2, false, false, {"XY"}), "abcdeXXYfgXY",
-                 Transcript{"!TooLongFrameError@0=6/2", "fgXY"});
+                 Transcript{"!TooLong@0=6/2", "fgXY"});
   DecoderRunner<DelimiterBasedFrameDecoder> run(2, true, false, Delims{"XY"});
   run.feed("abcdeX").feed("Yfg").feed("XY");
   REQUIRE(run.errors().size() == 1);
-  CHECK(describeError(run.errors()[0].error) == "TooLongFrameError@0=5/2");
+  CHECK(describeError(run.errors()[0].error) == "!TooLong@0=5/2");
   CHECK_THROWS_AS(run.rethrowError(0), TooLongFrameError);
   REQUIRE(run.messages().size() == 1);
   CHECK(readableBytesToString(run.messages()[0]) == "fg");
@@ -162,9 +161,9 @@ TEST_CASE("DelimiterBasedFrameDecoder: too-long frames, both modes, with recover
 
 TEST_CASE("DelimiterBasedFrameDecoder: maxFrameLength boundary (the delimiter does not count)") {
   checkAllSplits(delimDecoder(3, true, true, {"XY"}), "abcXYabcdXYdXY",
-                 Transcript{"abc", "!TooLongFrameError@5=4/3", "d"});
+                 Transcript{"abc", "!TooLong@5=4/3", "d"});
   checkAllSplits(delimDecoder(3, false, false, {"XY"}), "abcXYabcdXYdXY",
-                 Transcript{"abcXY", "!TooLongFrameError@5=4/3", "dXY"});
+                 Transcript{"abcXY", "!TooLong@5=4/3", "dXY"});
   // Exactly maxFrameLength with the delimiter's first byte already buffered is not too long.
   DecoderRunner<DelimiterBasedFrameDecoder> run(3, true, true, Delims{"XYZ"});
   run.feed("abcXY");
@@ -191,7 +190,7 @@ TEST_CASE("DelimiterBasedFrameDecoder: a huge frame streams through in bounded m
       REQUIRE(run.errors().size() == 1);
       CHECK(run.errors()[0].messagesBefore == 1);
       CHECK(describeError(run.errors()[0].error) ==
-            fmt::format("TooLongFrameError@4={}/1024", failFast ? 4096 : chunks * 4096));
+            fmt::format("!TooLong@4={}/1024", failFast ? 4096 : chunks * 4096));
       REQUIRE(run.messages().size() == 2);
       CHECK(readableBytesToString(run.messages()[1]) == "bye");
     }

@@ -1,10 +1,10 @@
 #include <netbuf/codec/fixed_length_frame_decoder.hpp>
 
-#include "codec/codec_test_util.hpp"
+#include "support/split_checks.hpp"
 
 using namespace netbuf;
-using netbuf::testing::checkAllSplits;
-using netbuf::testing::Transcript;
+using netbuf::test::checkAllSplits;
+using netbuf::test::Transcript;
 
 TEST_CASE(
     "FixedLengthFrameDecoder: frames of exactly frameLength bytes, however the input is split") {

@@ -3,64 +3,27 @@
 
 #include <doctest/doctest.h>
 
-#include <fmt/format.h>
-
 #include <netbuf/codec/decoder_runner.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 #include <string>
 #include <vector>
 
+#include "support/split_checks.hpp"
+
 using namespace netbuf;
 
 namespace {
 
-/// Documents (as compact JSON) and errors ("!Kind@offset") in stream order.
-std::vector<std::string> transcript(DecoderRunner<JsonDecoder>& run) {
-  std::vector<std::string> t;
-  std::size_t e = 0;
-  auto& msgs = run.messages();
-  for (std::size_t i = 0; i <= msgs.size(); ++i) {
-    while (e < run.errors().size() && run.errors()[e].messagesBefore == i) {
-      try {
-        run.rethrowError(e++);
-      } catch (const JsonError& x) {
-        t.push_back(fmt::format("!Json{}@{}:{}:{}", jsonErrorCodeName(x.code()), x.offset(),
-                                x.line(), x.column()));
-      } catch (const TooLongFrameError& x) {
-        t.push_back(fmt::format("!TooLong@{}", x.offset()));
-      } catch (const CorruptedFrameError& x) {
-        t.push_back(fmt::format("!Corrupted@{}", x.offset()));
-      } catch (const std::exception& x) {
-        t.push_back(fmt::format("!other:{}", x.what()));
-      }
-    }
-    if (i < msgs.size()) t.push_back(json::toString(msgs[i].root()));
-  }
-  return t;
-}
+/// Documents as compact JSON in transcripts.
+struct JsonText {
+  std::string operator()(const Document& d) const { return json::toString(d.root()); }
+};
 
-std::vector<std::string> decodeSplit(const JsonDecoderOptions& o, Cumulator c,
-                                     std::string_view input, const std::vector<std::size_t>& cuts) {
-  DecoderRunner<JsonDecoder> run(o, c);
-  run.feedSplitAt(input, cuts);
-  run.finish();
-  return transcript(run);
-}
-
-/// The same transcript whole, split at every position, and byte by byte, with both cumulators.
+/// test::checkAllSplits for a JsonDecoder with options o, documents as compact JSON.
 void checkAllSplits(const JsonDecoderOptions& o, std::string_view input,
-                    const std::vector<std::string>& expected) {
-  for (Cumulator c : {Cumulator::Merge, Cumulator::Composite}) {
-    CAPTURE(static_cast<int>(c));
-    CHECK(decodeSplit(o, c, input, {}) == expected);
-    for (std::size_t cut = 1; cut < input.size(); ++cut) {
-      CAPTURE(cut);
-      CHECK(decodeSplit(o, c, input, {cut}) == expected);
-    }
-    std::vector<std::size_t> every;
-    for (std::size_t i = 1; i < input.size(); ++i) every.push_back(i);
-    CHECK(decodeSplit(o, c, input, every) == expected);
-  }
+                    const test::Transcript& expected) {
+  test::checkAllSplits([&](Cumulator c) { return JsonDecoder(o, c); }, input, expected, true,
+                       JsonText{});
 }
 
 }  // namespace
@@ -70,7 +33,7 @@ TEST_CASE("JsonDecoder: one Document per top-level value, errors at stream offse
                             "\n[1,\n 2,,]{\"e\":[]}";
   // 0: {"a":1}  8: [2,"x"]  17: {"b":tru} (error at 25)  27: junk  31: {"c":...}  52: [1,\n 2,,]
   checkAllSplits({}, input,
-                 {R"({"a":1})", R"([2,"x"])", "!JsonSyntax@25:1:9", "!Corrupted@27",
+                 {R"({"a":1})", R"([2,"x"])", "!JsonSyntax@25:1:9", "!Corrupted@27=106/-",
                   "{\"c\":{\"d\":\"\xC3\xA9\"}}", "!JsonSyntax@59:2:4", R"({"e":[]})"});
 }
 
@@ -88,7 +51,7 @@ TEST_CASE("JsonDecoder: limits of the framer and of the parser") {
   o.maxObjectLength = 16;
   o.parse.maxStringLength = 3;
   checkAllSplits(o, R"({"a":"abcd"} [1,2,3,4,5,6,7,8,9] {"b":"ok"})",
-                 {"!JsonStringLengthLimit@5:1:6", "!TooLong@13", R"({"b":"ok"})"});
+                 {"!JsonStringLengthLimit@5:1:6=4/3", "!TooLong@13=17/16", R"({"b":"ok"})"});
 }
 
 TEST_CASE("JsonDecoder: documents view the received buffers; parse options apply") {

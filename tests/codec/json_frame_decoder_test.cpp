@@ -3,8 +3,6 @@
 
 #include <doctest/doctest.h>
 
-#include <fmt/format.h>
-
 #include <netbuf/codec/decoder_runner.hpp>
 #include <netbuf/codec/json/json_decoder.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
@@ -13,46 +11,28 @@
 #include <string_view>
 #include <vector>
 
-#include "codec/codec_test_util.hpp"
-#include "codec/frame_pipeline_support.hpp"
+#include "support/framed_pipeline.hpp"
+#include "support/test_buffers.hpp"
+#include "support/transcript_printing.hpp"
 
 using namespace netbuf;
 
 namespace {
 
-using netbuf::testing::compositeFrame;
-using netbuf::testing::frame;
+using netbuf::test::compositeFrame;
+using netbuf::test::frame;
 
-using Transcript = std::vector<std::string>;
+using netbuf::test::Transcript;
 
-/// Documents (as compact JSON) and errors in order: "!Corrupted@offset=value/limit",
-/// "!JsonSyntax@offset:line:column", "!TooLong@offset=value/limit" (kNone as '-').
+/// Documents as compact JSON in transcripts.
+struct JsonText {
+  std::string operator()(const Document& d) const { return json::toString(d.root()); }
+};
+
+/// Documents (as compact JSON) and errors in order.
 template <class Decoder>
 Transcript transcript(DecoderRunner<Decoder>& run) {
-  auto num = [](std::uint64_t v) {
-    return v == CodecError::kNone ? std::string("-") : std::to_string(v);
-  };
-  Transcript t;
-  std::size_t e = 0;
-  auto& msgs = run.messages();
-  for (std::size_t i = 0; i <= msgs.size(); ++i) {
-    while (e < run.errors().size() && run.errors()[e].messagesBefore == i) {
-      try {
-        run.rethrowError(e++);
-      } catch (const JsonError& x) {
-        t.push_back(fmt::format("!Json{}@{}:{}:{}", jsonErrorCodeName(x.code()), x.offset(),
-                                x.line(), x.column()));
-      } catch (const CorruptedFrameError& x) {
-        t.push_back(fmt::format("!Corrupted@{}={}/{}", x.offset(), num(x.value()), num(x.limit())));
-      } catch (const TooLongFrameError& x) {
-        t.push_back(fmt::format("!TooLong@{}={}/{}", x.offset(), num(x.value()), num(x.limit())));
-      } catch (const std::exception& x) {
-        t.push_back(fmt::format("!other:{}", x.what()));
-      }
-    }
-    if (i < msgs.size()) t.push_back(json::toString(msgs[i].root()));
-  }
-  return t;
+  return test::transcriptOf(run, JsonText{});
 }
 
 /// Feeds each string as one frame; returns the transcript.
@@ -146,12 +126,13 @@ TEST_CASE("JsonFrameDecoder: limits of JsonParseOptions, at stream offsets") {
   o.maxStringLength = 3;
   o.maxNumberLength = 4;
   o.maxDocumentSize = 12;
-  CHECK(decodeFrames({"[[1]]", "[[[1]]]"}, o) == Transcript{"[[1]]", "!JsonDepthLimit@7:1:3"});
+  CHECK(decodeFrames({"[[1]]", "[[[1]]]"}, o) == Transcript{"[[1]]", "!JsonDepthLimit@7:1:3=3/2"});
   CHECK(decodeFrames({"1", "\"abcd\"", "\"abc\""}, o) ==
-        Transcript{"1", "!JsonStringLengthLimit@1:1:1", "\"abc\""});
-  CHECK(decodeFrames({"1", "12345"}, o) == Transcript{"1", "!JsonNumberLengthLimit@1:1:1"});
+        Transcript{"1", "!JsonStringLengthLimit@1:1:1=4/3", "\"abc\""});
+  CHECK(decodeFrames({"1", "12345"}, o) == Transcript{"1", "!JsonNumberLengthLimit@1:1:1=5/4"});
   // A frame longer than maxDocumentSize is rejected whole, at its first byte.
-  CHECK(decodeFrames({"1", "[1,2,3,4,5,6]"}, o) == Transcript{"1", "!JsonDocumentSizeLimit@1:1:1"});
+  CHECK(decodeFrames({"1", "[1,2,3,4,5,6]"}, o) ==
+        Transcript{"1", "!JsonDocumentSizeLimit@1:1:1=13/12"});
   DecoderRunner<JsonFrameDecoder> run(o);
   run.feed(frame("[1,2,3,4,5,6]"));
   REQUIRE(run.errors().size() == 1);
@@ -209,8 +190,8 @@ TEST_CASE("JsonFrameDecoder: zero copy, strings view the frame, which the Docume
 
 namespace {
 
-using LengthPrefixedJson = testing::FramedPipeline<LengthFieldBasedFrameDecoder, JsonFrameDecoder>;
-using testing::lengthPrefixed;
+using LengthPrefixedJson = test::FramedPipeline<LengthFieldBasedFrameDecoder, JsonFrameDecoder>;
+using test::lengthPrefixed;
 
 Transcript decodePipeline(Cumulator c, std::string_view input,
                           const std::vector<std::size_t>& cuts) {

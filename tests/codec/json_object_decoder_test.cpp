@@ -1,15 +1,15 @@
 #include <netbuf/codec/json_object_decoder.hpp>
 
-#include "codec/codec_test_util.hpp"
+#include "support/split_checks.hpp"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
 using namespace netbuf;
-using netbuf::testing::checkAllSplits;
-using netbuf::testing::Transcript;
-using netbuf::testing::transcriptOf;
+using netbuf::test::checkAllSplits;
+using netbuf::test::Transcript;
+using netbuf::test::transcriptOf;
 
 namespace {
 
@@ -148,29 +148,26 @@ TEST_CASE("JsonObjectDecoder: testMultipleJsonObjectsInOneWrite and testOneJsonO
 TEST_CASE("JsonObjectDecoder: testNonJsonContent 1 and 2 (reported once, decoding resumes)") {
   // Netty throws and then drops the rest of the stream; netbuf reports the junk and goes on at the
   // next '{' or '['.
-  checkAllSplits(makeDecoder(), "  b [1,2,3]",
-                 Transcript{"!CorruptedFrameError@2=98/-", "[1,2,3]"});
+  checkAllSplits(makeDecoder(), "  b [1,2,3]", Transcript{"!Corrupted@2=98/-", "[1,2,3]"});
   DecoderRunner<JsonObjectDecoder> run;
   run.feed("  [1,2,3]  ");
   CHECK(transcriptOf(run) == Transcript{"[1,2,3]"});
   run.feed(" a {\"key\" : 10}");
-  CHECK(transcriptOf(run) ==
-        Transcript{"[1,2,3]", "!CorruptedFrameError@12=97/-", "{\"key\" : 10}"});
+  CHECK(transcriptOf(run) == Transcript{"[1,2,3]", "!Corrupted@12=97/-", "{\"key\" : 10}"});
   REQUIRE_THROWS_AS(run.rethrowError(0), CorruptedFrameError);
   checkAllSplits(makeDecoder(), "  [1,2,3]   a {\"key\" : 10}",
-                 Transcript{"[1,2,3]", "!CorruptedFrameError@12=97/-", "{\"key\" : 10}"});
+                 Transcript{"[1,2,3]", "!Corrupted@12=97/-", "{\"key\" : 10}"});
 }
 
 TEST_CASE(
     "JsonObjectDecoder: junk is one error per run, whatever the reads; closing brackets too") {
   // Whitespace does not end junk: only '{' or '[' does.
   checkAllSplits(makeDecoder(), "{\"a\":1} xyz uvw {\"b\":2}",
-                 Transcript{"{\"a\":1}", "!CorruptedFrameError@8=120/-", "{\"b\":2}"});
-  checkAllSplits(makeDecoder(), "{}}{}", Transcript{"{}", "!CorruptedFrameError@2=125/-", "{}"});
-  checkAllSplits(makeDecoder(), "{} abc", Transcript{"{}", "!CorruptedFrameError@3=97/-"});
-  checkAllSplits(
-      makeDecoder(), "1 [2] 3 {}",
-      Transcript{"!CorruptedFrameError@0=49/-", "[2]", "!CorruptedFrameError@6=51/-", "{}"});
+                 Transcript{"{\"a\":1}", "!Corrupted@8=120/-", "{\"b\":2}"});
+  checkAllSplits(makeDecoder(), "{}}{}", Transcript{"{}", "!Corrupted@2=125/-", "{}"});
+  checkAllSplits(makeDecoder(), "{} abc", Transcript{"{}", "!Corrupted@3=97/-"});
+  checkAllSplits(makeDecoder(), "1 [2] 3 {}",
+                 Transcript{"!Corrupted@0=49/-", "[2]", "!Corrupted@6=51/-", "{}"});
   // The error message names the byte and the offset.
   DecoderRunner<JsonObjectDecoder> run;
   run.feed("  x");
@@ -187,16 +184,16 @@ TEST_CASE(
 
 TEST_CASE("JsonObjectDecoder: testMaxObjectLength, exact limit, recovery") {
   // Netty: maxObjectLength 6, "[2,4,5]" (7 bytes) fails.
-  checkAllSplits(makeDecoder(6), "[2,4,5]", Transcript{"!TooLongFrameError@0=7/6"});
+  checkAllSplits(makeDecoder(6), "[2,4,5]", Transcript{"!TooLong@0=7/6"});
   // A value of exactly maxObjectLength bytes passes.
   checkAllSplits(makeDecoder(7), "[2,4,5]", Transcript{"[2,4,5]"});
   // The rest of the too-long value is discarded, brackets inside its strings included, and the
   // next value decodes.
-  checkAllSplits(makeDecoder(6), "[2,4,5] [1]", Transcript{"!TooLongFrameError@0=7/6", "[1]"});
+  checkAllSplits(makeDecoder(6), "[2,4,5] [1]", Transcript{"!TooLong@0=7/6", "[1]"});
   checkAllSplits(makeDecoder(10), R"({"a":"0123456789"} {"b":1})",
-                 Transcript{"!TooLongFrameError@0=11/10", R"({"b":1})"});
+                 Transcript{"!TooLong@0=11/10", R"({"b":1})"});
   checkAllSplits(makeDecoder(8), R"( {"a":"}}}]]\"}}}", "b":[1,2,{}]}[1]{"c":2})",
-                 Transcript{"!TooLongFrameError@1=9/8", "[1]", R"({"c":2})"});
+                 Transcript{"!TooLong@1=9/8", "[1]", R"({"c":2})"});
   DecoderRunner<JsonObjectDecoder> run(6);
   run.feed("  [2,4,5]");
   REQUIRE(run.errors().size() == 1);
@@ -232,10 +229,9 @@ TEST_CASE(
   // The second object is 13 levels deep.
   checkAllSplits(makeDecoder(JsonObjectDecoder::kDefaultMaxObjectLength, false, 13),
                  part1 + part2 + part3, Transcript{first, second});
-  checkAllSplits(
-      makeDecoder(JsonObjectDecoder::kDefaultMaxObjectLength, false, 12),
-      part1 + part2 + part3 + "[]",
-      Transcript{first, fmt::format("!CorruptedFrameError@{}=13/12", first.size()), "[]"});
+  checkAllSplits(makeDecoder(JsonObjectDecoder::kDefaultMaxObjectLength, false, 12),
+                 part1 + part2 + part3 + "[]",
+                 Transcript{first, fmt::format("!Corrupted@{}=13/12", first.size()), "[]"});
 }
 
 TEST_CASE("JsonObjectDecoder: testSpecialJsonCharsInString (brackets inside strings)") {
@@ -252,9 +248,9 @@ TEST_CASE(
     "JsonObjectDecoder: maxDepth exactly is accepted, maxDepth + 1 fails and decoding resumes") {
   auto make = makeDecoder(JsonObjectDecoder::kDefaultMaxObjectLength, false, 3);
   checkAllSplits(make, "[[[1]]] {\"a\":{\"b\":[]}}", Transcript{"[[[1]]]", "{\"a\":{\"b\":[]}}"});
-  checkAllSplits(make, "[[[[1]]]] {}", Transcript{"!CorruptedFrameError@0=4/3", "{}"});
+  checkAllSplits(make, "[[[[1]]]] {}", Transcript{"!Corrupted@0=4/3", "{}"});
   checkAllSplits(make, " {\"a\":[{\"b\":[[\"]]]]]\"]]}]}[1]",
-                 Transcript{"!CorruptedFrameError@1=4/3", "[1]"});
+                 Transcript{"!Corrupted@1=4/3", "[1]"});
   // Brackets inside strings do not count.
   checkAllSplits(makeDecoder(JsonObjectDecoder::kDefaultMaxObjectLength, false, 1),
                  R"({"a":"[[[[{{{{"}[])", Transcript{R"({"a":"[[[[{{{{"})", "[]"});
@@ -282,28 +278,27 @@ TEST_CASE("JsonObjectDecoder: streamed elements are trimmed; empty elements emit
   // A top-level object is one frame in stream mode too, arrays inside it included.
   checkAllSplits(make, "{\"a\":[1,2]}[3,4]", Transcript{"{\"a\":[1,2]}", "3", "4"});
   // Junk after a streamed array is reported like any junk.
-  checkAllSplits(make, "[1] x [2]", Transcript{"1", "!CorruptedFrameError@4=120/-", "2"});
+  checkAllSplits(make, "[1] x [2]", Transcript{"1", "!Corrupted@4=120/-", "2"});
 }
 
 TEST_CASE("JsonObjectDecoder: streamed elements have their own limits and recover per element") {
   // maxObjectLength applies to each element, from its first significant byte.
   auto make5 = makeDecoder(5, true);
   checkAllSplits(make5, "[1, \"abcdefgh\", [2], 33]",
-                 Transcript{"1", "!TooLongFrameError@4=6/5", "[2]", "33"});
+                 Transcript{"1", "!TooLong@4=6/5", "[2]", "33"});
   checkAllSplits(make5, "[12345,123456,{\"a\":[1,2,3]},7]",
-                 Transcript{"12345", "!TooLongFrameError@7=6/5", "!TooLongFrameError@14=6/5", "7"});
+                 Transcript{"12345", "!TooLong@7=6/5", "!TooLong@14=6/5", "7"});
   // The last element too long: the array's ']' ends the discarding.
-  checkAllSplits(make5, "[1,[1,2,3,4]] [5]", Transcript{"1", "!TooLongFrameError@3=6/5", "5"});
+  checkAllSplits(make5, "[1,[1,2,3,4]] [5]", Transcript{"1", "!TooLong@3=6/5", "5"});
   // Trailing whitespace before the separator counts toward the element's length.
   checkAllSplits(makeDecoder(2, true), "[12,3][12 ,3]",
-                 Transcript{"12", "3", "!TooLongFrameError@7=3/2", "3"});
+                 Transcript{"12", "3", "!TooLong@7=3/2", "3"});
   // Depth: the streamed array is level 1.
   auto deep = makeDecoder(JsonObjectDecoder::kDefaultMaxObjectLength, true, 2);
-  checkAllSplits(
-      deep, "[1,[[2]],[3],{\"a\":[]}]",
-      Transcript{"1", "!CorruptedFrameError@3=3/2", "[3]", "!CorruptedFrameError@13=3/2"});
+  checkAllSplits(deep, "[1,[[2]],[3],{\"a\":[]}]",
+                 Transcript{"1", "!Corrupted@3=3/2", "[3]", "!Corrupted@13=3/2"});
   checkAllSplits(makeDecoder(JsonObjectDecoder::kDefaultMaxObjectLength, true, 1), "[1,[2],3]",
-                 Transcript{"1", "!CorruptedFrameError@3=2/1", "3"});
+                 Transcript{"1", "!Corrupted@3=2/1", "3"});
 }
 
 // ---------------------------------------------------------------- framing only
@@ -347,7 +342,7 @@ TEST_CASE("JsonObjectDecoder: a 10 MB object streamed in 4 KiB reads is discarde
     run.feedInChunks(huge, 4096);
     run.finish();
     CHECK(run.maxBuffered() <= 4096);
-    CHECK(transcriptOf(run) == Transcript{"!TooLongFrameError@0=4097/4096", "{\"ok\":1}"});
+    CHECK(transcriptOf(run) == Transcript{"!TooLong@0=4097/4096", "{\"ok\":1}"});
   }
 }
 
@@ -362,7 +357,7 @@ TEST_CASE("JsonObjectDecoder: one byte per read is scanned incrementally (linear
     DecoderRunner<JsonObjectDecoder> run(JsonObjectDecoder::kDefaultMaxObjectLength, false, 512, c);
     run.feedInChunks(big, 1);
     REQUIRE(run.messages().size() == 1);
-    CHECK(testing::describeMessage(run.messages()[0]) == big);
+    CHECK(test::DescribeMessage{}(run.messages()[0]) == big);
   }
 }
 

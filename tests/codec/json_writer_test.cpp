@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "json_stream_support.hpp"
+#include "support/json_stream.hpp"
 
 using namespace netbuf;
 

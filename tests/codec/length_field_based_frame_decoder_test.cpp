@@ -7,14 +7,15 @@
 #include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
 #include <string>
 
-#include "codec/codec_test_util.hpp"
+#include "support/split_checks.hpp"
+#include "support/test_buffers.hpp"
 
 using namespace netbuf;
-using netbuf::testing::bin;
-using netbuf::testing::checkAllSplits;
-using netbuf::testing::describeError;
-using netbuf::testing::Transcript;
-using netbuf::testing::transcriptOf;
+using netbuf::test::bin;
+using netbuf::test::checkAllSplits;
+using netbuf::test::describeError;
+using netbuf::test::Transcript;
+using netbuf::test::transcriptOf;
 
 namespace {
 
@@ -132,7 +133,7 @@ TEST_CASE("LengthFieldBasedFrameDecoder: unsigned 1..4-byte fields use their ful
   DecoderRunner<LengthFieldBasedFrameDecoder> top(ByteOrder::big, 1024, 0, 4, 0, 4, true);
   top.feed(field(4, 0x80000000));
   REQUIRE(top.errors().size() == 1);
-  CHECK(describeError(top.errors()[0].error) == "TooLongFrameError@0=2147483652/1024");
+  CHECK(describeError(top.errors()[0].error) == "!TooLong@0=2147483652/1024");
 }
 
 // ---------------------------------------------------------------- corrupted frames
@@ -140,11 +141,10 @@ TEST_CASE("LengthFieldBasedFrameDecoder: unsigned 1..4-byte fields use their ful
 TEST_CASE("LengthFieldBasedFrameDecoder: a negative 8-byte length field skips the header") {
   const std::string good = field(8, 2) + "ok";
   const std::string input = field(8, UINT64_MAX) + good + field(8, 1ULL << 63) + good;
-  checkAllSplits(
-      bigEndian(1024, 0, 8, 0, 8), input,
-      // The field's bits, 2^64 - 1, read as kNone ("-").
-      Transcript{"!CorruptedFrameError@0=-/9223372036854775807", "ok",
-                 "!CorruptedFrameError@18=9223372036854775808/9223372036854775807", "ok"});
+  checkAllSplits(bigEndian(1024, 0, 8, 0, 8), input,
+                 // The field's bits, 2^64 - 1, read as kNone ("-").
+                 Transcript{"!Corrupted@0=-/9223372036854775807", "ok",
+                            "!Corrupted@18=9223372036854775808/9223372036854775807", "ok"});
   DecoderRunner<LengthFieldBasedFrameDecoder> run(ByteOrder::big, 1024, 0, 8, 0, 8, true);
   run.feed(field(8, UINT64_MAX));
   REQUIRE(run.errors().size() == 1);
@@ -158,12 +158,11 @@ TEST_CASE("LengthFieldBasedFrameDecoder: a negative 8-byte length field skips th
 TEST_CASE("LengthFieldBasedFrameDecoder: adjusted length shorter than the header") {
   // 2-byte field, adjustment -3: a field of 1 gives frame length 0 < lengthFieldEndOffset 2.
   const std::string good = field(2, 6) + "abc";  // 6 - 3 + 2 = 5 bytes, header included
-  checkAllSplits(
-      bigEndian(1024, 0, 2, -3, 0), field(2, 1) + good + field(2, 2) + good,
-      Transcript{"!CorruptedFrameError@0=0/2", good, "!CorruptedFrameError@7=1/2", good});
+  checkAllSplits(bigEndian(1024, 0, 2, -3, 0), field(2, 1) + good + field(2, 2) + good,
+                 Transcript{"!Corrupted@0=0/2", good, "!Corrupted@7=1/2", good});
   // A negative adjusted length reports value kNone; the message has the signed value.
   checkAllSplits(bigEndian(1024, 0, 2, -3, 0), field(2, 0) + good,
-                 Transcript{"!CorruptedFrameError@0=-/2", good});
+                 Transcript{"!Corrupted@0=-/2", good});
   DecoderRunner<LengthFieldBasedFrameDecoder> run(ByteOrder::big, 1024, 0, 2, -3, 0, true);
   run.feed(field(2, 0));
   REQUIRE(run.errors().size() == 1);
@@ -178,8 +177,7 @@ TEST_CASE("LengthFieldBasedFrameDecoder: initialBytesToStrip beyond the frame sk
   // comes once the whole frame is buffered, and the whole frame is skipped.
   const std::string good = field(2, 4) + "wxyz";  // 6 bytes, "z" after stripping 5
   const std::string input = good + field(2, 1) + "a" + good;
-  checkAllSplits(bigEndian(1024, 0, 2, 0, 5), input,
-                 Transcript{"z", "!CorruptedFrameError@6=5/3", "z"});
+  checkAllSplits(bigEndian(1024, 0, 2, 0, 5), input, Transcript{"z", "!Corrupted@6=5/3", "z"});
   DecoderRunner<LengthFieldBasedFrameDecoder> run(ByteOrder::big, 1024, 0, 2, 0, 5, true);
   run.feed(field(2, 1));
   CHECK(run.errors().empty());  // waits for the frame
@@ -195,23 +193,20 @@ TEST_CASE("LengthFieldBasedFrameDecoder: initialBytesToStrip beyond the frame sk
 TEST_CASE("LengthFieldBasedFrameDecoder: a huge 8-byte length plus the adjustment overflows") {
   const std::string good = field(8, 2) + "ok";
   // INT64_MAX - 1 + 10 + 8 overflows; the largest field that does not is INT64_MAX - 18.
-  checkAllSplits(
-      bigEndian(1024, 0, 8, 10, 8), field(8, kInt64Max - 1) + field(8, 0) + "0123456789",
-      Transcript{"!CorruptedFrameError@0=9223372036854775806/9223372036854775789", "0123456789"});
-  checkAllSplits(
-      bigEndian(1024, 0, 8, 0, 8), field(8, kInt64Max) + good,
-      Transcript{"!CorruptedFrameError@0=9223372036854775807/9223372036854775799", "ok"});
+  checkAllSplits(bigEndian(1024, 0, 8, 10, 8), field(8, kInt64Max - 1) + field(8, 0) + "0123456789",
+                 Transcript{"!Corrupted@0=9223372036854775806/9223372036854775789", "0123456789"});
+  checkAllSplits(bigEndian(1024, 0, 8, 0, 8), field(8, kInt64Max) + good,
+                 Transcript{"!Corrupted@0=9223372036854775807/9223372036854775799", "ok"});
   // Just below the overflow: a too-long frame, not a corrupted one.
   DecoderRunner<LengthFieldBasedFrameDecoder> run(ByteOrder::big, 1024, 0, 8, 0, 8, true);
   run.feed(field(8, kInt64Max - 8));
   REQUIRE(run.errors().size() == 1);
-  CHECK(describeError(run.errors()[0].error) == "TooLongFrameError@0=9223372036854775807/1024");
+  CHECK(describeError(run.errors()[0].error) == "!TooLong@0=9223372036854775807/1024");
   CHECK(run.decoder().isDiscarding());
   // Extreme adjustments: nothing is valid, and nothing crashes.
   checkAllSplits(bigEndian(1024, 0, 8, INT64_MIN, 8), field(8, 5) + "abcde",
-                 Transcript{"!CorruptedFrameError@0=-/8"});
-  checkAllSplits(bigEndian(1024, 0, 8, INT64_MAX, 8), field(8, 0),
-                 Transcript{"!CorruptedFrameError@0=0/0"});
+                 Transcript{"!Corrupted@0=-/8"});
+  checkAllSplits(bigEndian(1024, 0, 8, INT64_MAX, 8), field(8, 0), Transcript{"!Corrupted@0=0/0"});
 }
 
 // ---------------------------------------------------------------- too-long frames
@@ -222,7 +217,7 @@ TEST_CASE("LengthFieldBasedFrameDecoder: too-long frames are reported and skippe
   for (bool failFast : {true, false}) {
     CAPTURE(failFast);
     checkAllSplits(bigEndian(10, 0, 2, 0, 2, failFast), input,
-                   Transcript{"ab", "!TooLongFrameError@4=12/10", "xy"});
+                   Transcript{"ab", "!TooLong@4=12/10", "xy"});
   }
   // The limit is inclusive: a 10-byte frame is fine.
   checkAllSplits(bigEndian(10, 0, 2, 0, 2), field(2, 8) + "01234567", Transcript{"01234567"});
@@ -247,7 +242,7 @@ TEST_CASE("LengthFieldBasedFrameDecoder: failFast reports at the header, otherwi
     REQUIRE(run.messages().size() == 2);
     CHECK(readableBytesToString(run.messages()[1]) == "xy");
     const auto& e = run.errors()[0];
-    CHECK(describeError(e.error) == "TooLongFrameError@4=12/10");
+    CHECK(describeError(e.error) == "!TooLong@4=12/10");
     CHECK_THROWS_WITH_AS(run.rethrowError(0),
                          "TooLongFrameError: frame length 12 exceeds maxFrameLength 10 at stream "
                          "offset 4",
@@ -276,12 +271,10 @@ TEST_CASE("LengthFieldBasedFrameDecoder: errors in a row, and frames between the
                             field(2, 2) +                               // length 0 < 2 @5
                             field(2, 50) + std::string(46, '.') +       // 48 > 20 @7
                             field(2, 7) + "def" + field(2, 7) + "ghi";  // good @55, @60
-  checkAllSplits(
-      bigEndian(20, 0, 2, -4, 2), input,
-      Transcript{"abc", "!CorruptedFrameError@5=0/2", "!TooLongFrameError@7=48/20", "def", "ghi"});
-  checkAllSplits(
-      bigEndian(20, 0, 2, -4, 2, false), input,
-      Transcript{"abc", "!CorruptedFrameError@5=0/2", "!TooLongFrameError@7=48/20", "def", "ghi"});
+  checkAllSplits(bigEndian(20, 0, 2, -4, 2), input,
+                 Transcript{"abc", "!Corrupted@5=0/2", "!TooLong@7=48/20", "def", "ghi"});
+  checkAllSplits(bigEndian(20, 0, 2, -4, 2, false), input,
+                 Transcript{"abc", "!Corrupted@5=0/2", "!TooLong@7=48/20", "def", "ghi"});
 }
 
 TEST_CASE("LengthFieldBasedFrameDecoder: a 4 GiB length prefix streams through without buffering") {
@@ -316,7 +309,7 @@ TEST_CASE("LengthFieldBasedFrameDecoder: a 4 GiB length prefix streams through w
       CHECK(tail == 3);
       run.feed(std::string(tail, '\0') + field(4, 4) + "good");
       REQUIRE(run.errors().size() == 1);
-      CHECK(describeError(run.errors()[0].error) == "TooLongFrameError@0=4294967299/1048576");
+      CHECK(describeError(run.errors()[0].error) == "!TooLong@0=4294967299/1048576");
       REQUIRE(run.messages().size() == 1);
       CHECK(readableBytesToString(run.messages()[0]) == "good");
       CHECK(run.decoder().bytesConsumed() == kFrame + 8);
@@ -346,7 +339,7 @@ TEST_CASE("LengthFieldBasedFrameDecoder: a 0xFFFFFFFF prefix allocates nothing l
     }
     CHECK(pool.totalStats().allocations - before.allocations == 64);  // the inputs, nothing else
     REQUIRE(run.errors().size() == 1);
-    CHECK(describeError(run.errors()[0].error) == "TooLongFrameError@0=4294967299/1048576");
+    CHECK(describeError(run.errors()[0].error) == "!TooLong@0=4294967299/1048576");
   }
 }
 

@@ -6,20 +6,21 @@
 #include <string>
 #include <vector>
 
-#include "codec/codec_test_util.hpp"
+#include "support/split_checks.hpp"
+#include "support/test_buffers.hpp"
 
 using namespace netbuf;
-using netbuf::testing::bin;
-using netbuf::testing::checkAllSplits;
-using netbuf::testing::payload;
-using netbuf::testing::Transcript;
+using netbuf::test::bin;
+using netbuf::test::checkAllSplits;
+using netbuf::test::frame;
+using netbuf::test::Transcript;
 
 namespace {
 
 /// Encodes text and returns the two buffers' bytes: header, payload.
 std::vector<std::string> encodeText(LengthFieldPrepender& p, std::string_view text) {
   std::vector<AnyByteBuf> out;
-  p.write(payload(text), out);
+  p.write(frame(text), out);
   std::vector<std::string> parts;
   for (const auto& b : out) parts.push_back(readableBytesToString(b));
   return parts;
@@ -74,7 +75,7 @@ TEST_CASE("LengthFieldPrepender: Netty's tests") {
   // testAdjustedLengthLessThanZero: LengthFieldPrepender(4, -2)
   LengthFieldPrepender negative(4, -2);
   std::vector<AnyByteBuf> out;
-  CHECK_THROWS_AS(negative.write(payload("A"), out), EncoderError);
+  CHECK_THROWS_AS(negative.write(frame("A"), out), EncoderError);
   CHECK(out.empty());
   // testPrependLengthInLittleEndian
   LengthFieldPrepender little(4, 0, false, ByteOrder::little);
@@ -113,7 +114,7 @@ TEST_CASE("LengthFieldPrepender: lengths that do not fit are EncoderErrors, noth
     LengthFieldPrepender adj(c.n, static_cast<std::int64_t>(c.max));
     std::vector<AnyByteBuf> out;
     try {
-      adj.write(payload("x"), out);
+      adj.write(frame("x"), out);
       FAIL("no error");
     } catch (const EncoderError& e) {
       CHECK(e.value() == c.max + 1);
@@ -160,7 +161,7 @@ TEST_CASE("LengthFieldPrepender: the payload is moved through, not copied") {
   CHECK(moved.refCnt() == 1);
   CHECK(readableBytesToString(out[0]) == bin({0, 7}));
   // Appends after what out already holds.
-  p.write(payload("z"), out);
+  p.write(frame("z"), out);
   CHECK(out.size() == 4);
   CHECK(joined(out) == bin({0, 7}) + "payload" + bin({0, 1}) + "z");
 }
@@ -193,7 +194,7 @@ TEST_CASE("LengthFieldPrepender: round trip through LengthFieldBasedFrameDecoder
         Transcript expected;
         for (const auto& f : frames) {
           if (n == 1 && f.size() > 200) continue;  // does not fit one byte
-          p.write(payload(f), out);
+          p.write(frame(f), out);
           expected.push_back(f);
         }
         const std::string wire = joined(out);
@@ -210,8 +211,8 @@ TEST_CASE("LengthFieldPrepender: round trip through LengthFieldBasedFrameDecoder
   // With an adjustment on both sides.
   LengthFieldPrepender p(2, 3);
   std::vector<AnyByteBuf> out;
-  p.write(payload("abc"), out);
-  p.write(payload("de"), out);
+  p.write(frame("abc"), out);
+  p.write(frame("de"), out);
   checkAllSplits(
       [](Cumulator c) {
         return LengthFieldBasedFrameDecoder(ByteOrder::big, 64, 0, 2, -3, 2, true, c);

@@ -1,16 +1,16 @@
 #include <netbuf/codec/line_based_frame_decoder.hpp>
 
-#include "codec/codec_test_util.hpp"
+#include "support/split_checks.hpp"
 
 #include <chrono>
 #include <string>
 
 using namespace netbuf;
-using netbuf::testing::checkAllSplits;
-using netbuf::testing::checkAllSplitsIgnoringErrorValues;
-using netbuf::testing::decodeSplit;
-using netbuf::testing::Transcript;
-using netbuf::testing::transcriptOf;
+using netbuf::test::checkAllSplits;
+using netbuf::test::checkAllSplitsIgnoringErrorValues;
+using netbuf::test::decodeSplit;
+using netbuf::test::Transcript;
+using netbuf::test::transcriptOf;
 
 namespace {
 
@@ -19,7 +19,7 @@ auto lineDecoder(std::size_t maxLength, bool strip = true, bool failFast = false
 }
 
 std::string errorAt(const DecoderRunner<LineBasedFrameDecoder>& run, std::size_t i) {
-  return netbuf::testing::describeError(run.errors().at(i).error);
+  return netbuf::test::describeError(run.errors().at(i).error);
 }
 
 }  // namespace
@@ -58,9 +58,9 @@ TEST_CASE("LineBasedFrameDecoder: empty lines") {
 TEST_CASE("LineBasedFrameDecoder: too-long line, failFast = false, reports at its delimiter") {
   // Netty's testTooLongLine1: the error, then the good line; "second" has no delimiter.
   checkAllSplits(lineDecoder(16), "12345678901234567890\r\nfirst\r\nsecond",
-                 Transcript{"!TooLongFrameError@0=20/16", "first"});
+                 Transcript{"!TooLong@0=20/16", "first"});
   checkAllSplits(lineDecoder(16, false), "12345678901234567890\r\nfirst\r\n",
-                 Transcript{"!TooLongFrameError@0=20/16", "first\r\n"});
+                 Transcript{"!TooLong@0=20/16", "first\r\n"});
   // testTooLongLine2: the line arrives in two reads; no error before the delimiter.
   DecoderRunner<LineBasedFrameDecoder> run(16);
   run.feed("12345678901234567");
@@ -68,21 +68,20 @@ TEST_CASE("LineBasedFrameDecoder: too-long line, failFast = false, reports at it
   CHECK(run.decoder().isDiscarding());
   run.feed("890\r\nfirst\r\n");
   REQUIRE(run.errors().size() == 1);
-  CHECK(errorAt(run, 0) == "TooLongFrameError@0=20/16");
+  CHECK(errorAt(run, 0) == "!TooLong@0=20/16");
   CHECK_THROWS_AS(run.rethrowError(0), TooLongFrameError);
   REQUIRE(run.messages().size() == 1);
   CHECK(readableBytesToString(run.messages()[0]) == "first");
   CHECK_FALSE(run.decoder().isDiscarding());
   // The offset is the too-long line's position in the stream.
-  checkAllSplits(lineDecoder(4), "ok\nabcdefgh\nyes\n",
-                 Transcript{"ok", "!TooLongFrameError@3=8/4", "yes"});
+  checkAllSplits(lineDecoder(4), "ok\nabcdefgh\nyes\n", Transcript{"ok", "!TooLong@3=8/4", "yes"});
 }
 
 TEST_CASE("LineBasedFrameDecoder: too-long line, failFast = true, reports at once") {
   DecoderRunner<LineBasedFrameDecoder> run(16, true, true);
   run.feed("12345678901234567");  // 17 bytes, no delimiter yet
   REQUIRE(run.errors().size() == 1);
-  CHECK(errorAt(run, 0) == "TooLongFrameError@0=17/16");
+  CHECK(errorAt(run, 0) == "!TooLong@0=17/16");
   CHECK(run.decoder().actualReadableBytes() == 0);
   run.feed("890");
   run.feed("123\r\nfirst\r\n");
@@ -94,14 +93,14 @@ TEST_CASE("LineBasedFrameDecoder: too-long line, failFast = true, reports at onc
   DecoderRunner<LineBasedFrameDecoder> whole(16, true, true);
   whole.feed("12345678901234567890\r\nfirst\r\n");
   REQUIRE(whole.errors().size() == 1);
-  CHECK(errorAt(whole, 0) == "TooLongFrameError@0=20/16");
+  CHECK(errorAt(whole, 0) == "!TooLong@0=20/16");
 
   // Every split: same frames, same error positions and offsets (the value depends on the split).
   checkAllSplitsIgnoringErrorValues(lineDecoder(16, true, true),
                                     "12345678901234567890\r\nfirst\r\nsecond",
-                                    Transcript{"!TooLongFrameError@0=20/16", "first"});
+                                    Transcript{"!TooLong@0=20/16", "first"});
   checkAllSplitsIgnoringErrorValues(lineDecoder(3, false, true), "a\nbcdef\r\ng\r\n",
-                                    Transcript{"a\n", "!TooLongFrameError@2=5/3", "g\r\n"});
+                                    Transcript{"a\n", "!TooLong@2=5/3", "g\r\n"});
 }
 
 TEST_CASE("LineBasedFrameDecoder: failFast = false with a line that grows read by read") {
@@ -113,7 +112,7 @@ TEST_CASE("LineBasedFrameDecoder: failFast = false with a line that grows read b
   CHECK(run.errors().empty());
   run.feed("\r\n");
   REQUIRE(run.errors().size() == 1);
-  CHECK(errorAt(run, 0) == "TooLongFrameError@0=6/2");
+  CHECK(errorAt(run, 0) == "!TooLong@0=6/2");
   CHECK(run.messages().empty());
   run.feed("ab\n");
   REQUIRE(run.messages().size() == 1);
@@ -127,7 +126,7 @@ TEST_CASE("LineBasedFrameDecoder: too-long line whose CR and LF arrive in differ
     run.feed("abcdefg\r");
     run.feed("\nok\n");
     REQUIRE(run.errors().size() == 1);
-    CHECK(errorAt(run, 0) == "TooLongFrameError@0=7/4");
+    CHECK(errorAt(run, 0) == "!TooLong@0=7/4");
     REQUIRE(run.messages().size() == 1);
     CHECK(readableBytesToString(run.messages()[0]) == "ok");  // not "\nok" nor a stray empty line
     CHECK(run.decoder().actualReadableBytes() == 0);
@@ -136,18 +135,16 @@ TEST_CASE("LineBasedFrameDecoder: too-long line whose CR and LF arrive in differ
   DecoderRunner<LineBasedFrameDecoder> run(4, true, false);
   run.feed("abcdef").feed("gh\r").feed("\n").feed("x\n");
   REQUIRE(run.errors().size() == 1);
-  CHECK(errorAt(run, 0) == "TooLongFrameError@0=8/4");
+  CHECK(errorAt(run, 0) == "!TooLong@0=8/4");
   REQUIRE(run.messages().size() == 1);
   CHECK(readableBytesToString(run.messages()[0]) == "x");
-  checkAllSplits(lineDecoder(4), "abcdefgh\r\nx\n", Transcript{"!TooLongFrameError@0=8/4", "x"});
-  checkAllSplits(lineDecoder(4, false), "abcdefgh\r\r\nx\n",
-                 Transcript{"!TooLongFrameError@0=9/4", "x\n"});
+  checkAllSplits(lineDecoder(4), "abcdefgh\r\nx\n", Transcript{"!TooLong@0=8/4", "x"});
+  checkAllSplits(lineDecoder(4, false), "abcdefgh\r\r\nx\n", Transcript{"!TooLong@0=9/4", "x\n"});
 }
 
 TEST_CASE("LineBasedFrameDecoder: maxLength boundary (the delimiter does not count)") {
-  checkAllSplits(
-      lineDecoder(4), "abcd\r\nabcd\nabcde\r\nabcde\nz\n",
-      Transcript{"abcd", "abcd", "!TooLongFrameError@11=5/4", "!TooLongFrameError@18=5/4", "z"});
+  checkAllSplits(lineDecoder(4), "abcd\r\nabcd\nabcde\r\nabcde\nz\n",
+                 Transcript{"abcd", "abcd", "!TooLong@11=5/4", "!TooLong@18=5/4", "z"});
   checkAllSplits(lineDecoder(4, false, true), "abcd\r\nabcd\n", Transcript{"abcd\r\n", "abcd\n"});
   // A line of exactly maxLength whose CR arrives before its LF is not too long.
   DecoderRunner<LineBasedFrameDecoder> run(4, true, true);
@@ -155,14 +152,12 @@ TEST_CASE("LineBasedFrameDecoder: maxLength boundary (the delimiter does not cou
   CHECK(run.errors().empty());
   REQUIRE(run.messages().size() == 1);
   CHECK(readableBytesToString(run.messages()[0]) == "abcd");
-  checkAllSplits(lineDecoder(1), "a\n\nab\nb\r\n",
-                 Transcript{"a", "", "!TooLongFrameError@3=2/1", "b"});
+  checkAllSplits(lineDecoder(1), "a\n\nab\nb\r\n", Transcript{"a", "", "!TooLong@3=2/1", "b"});
 }
 
 TEST_CASE("LineBasedFrameDecoder: recovery after several errors in a row") {
   checkAllSplits(lineDecoder(2), "aaa\nbbbb\r\ncc\ndddd\n\nee\n",
-                 Transcript{"!TooLongFrameError@0=3/2", "!TooLongFrameError@4=4/2", "cc",
-                            "!TooLongFrameError@13=4/2", "", "ee"});
+                 Transcript{"!TooLong@0=3/2", "!TooLong@4=4/2", "cc", "!TooLong@13=4/2", "", "ee"});
 }
 
 TEST_CASE("LineBasedFrameDecoder: an unterminated last line is dropped at end of stream") {
@@ -191,10 +186,10 @@ TEST_CASE("LineBasedFrameDecoder: a 10 MB line in 4 KiB reads stays bounded, one
       const auto& e = run.errors()[0];
       CHECK(e.messagesBefore == 1);
       if (failFast) {
-        CHECK(netbuf::testing::describeError(e.error) == "TooLongFrameError@6=4096/1024");
+        CHECK(netbuf::test::describeError(e.error) == "!TooLong@6=4096/1024");
       } else {
-        CHECK(netbuf::testing::describeError(e.error) ==
-              fmt::format("TooLongFrameError@6={}/1024", chunks * 4096));
+        CHECK(netbuf::test::describeError(e.error) ==
+              fmt::format("!TooLong@6={}/1024", chunks * 4096));
       }
       REQUIRE(run.messages().size() == 2);
       CHECK(readableBytesToString(run.messages()[1]) == "bye");

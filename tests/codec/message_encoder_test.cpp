@@ -3,7 +3,7 @@
 
 #include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
 
-#include "codec/codec_test_util.hpp"
+#include <doctest/doctest.h>
 
 using namespace netbuf;
 

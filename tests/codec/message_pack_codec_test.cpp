@@ -4,79 +4,29 @@
 
 #include <doctest/doctest.h>
 
-#include <fmt/format.h>
-
 #include <netbuf/codec/decoder_runner.hpp>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "codec/codec_test_util.hpp"
+#include "support/split_checks.hpp"
+#include "support/test_buffers.hpp"
 
 using namespace netbuf;
-using netbuf::testing::bin;
+using netbuf::test::bin;
 
 namespace {
 
-std::string describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const MessagePackError& x) {
-    auto num = [](std::uint64_t v) {
-      return v == CodecError::kNone ? std::string("-") : std::to_string(v);
-    };
-    return fmt::format("!{}@{}={}/{}", messagePackErrcName(x.code()), x.offset(), num(x.value()),
-                       num(x.limit()));
-  } catch (const std::exception& x) {
-    return fmt::format("!other:{}", x.what());
-  }
-}
-
-using Transcript = std::vector<std::string>;
-
-Transcript transcript(DecoderRunner<MessagePackDecoder>& run) {
-  Transcript t;
-  std::size_t e = 0;
-  auto& msgs = run.messages();
-  for (std::size_t i = 0; i <= msgs.size(); ++i) {
-    while (e < run.errors().size() && run.errors()[e].messagesBefore == i)
-      t.push_back(describe(run.errors()[e++].error));
-    if (i < msgs.size()) t.push_back(msgs[i].root().toDebugString());
-  }
-  return t;
-}
+using netbuf::test::Transcript;
 
 Transcript decodeSplit(const MessagePackReadOptions& o, Cumulator c, std::string_view input,
                        const std::vector<std::size_t>& cuts) {
-  DecoderRunner<MessagePackDecoder> run(o, c);
-  run.feedSplitAt(input, cuts);
-  run.finish();
-  return transcript(run);
+  return test::decodeSplit([&](Cumulator k) { return MessagePackDecoder(o, k); }, c, input, cuts);
 }
 
-/// Whole, every single cut, byte by byte and 10 random splits, with both cumulators.
+/// test::checkAllSplits for a MessagePackDecoder with options o.
 void checkAllSplits(const MessagePackReadOptions& o, std::string_view input,
                     const Transcript& want) {
-  for (Cumulator c : {Cumulator::Merge, Cumulator::Composite}) {
-    CAPTURE(static_cast<int>(c));
-    CHECK(decodeSplit(o, c, input, {}) == want);
-    for (std::size_t cut = 1; cut < input.size(); ++cut) {
-      CAPTURE(cut);
-      CHECK(decodeSplit(o, c, input, {cut}) == want);
-    }
-    std::vector<std::size_t> every;
-    for (std::size_t i = 1; i < input.size(); ++i) every.push_back(i);
-    CHECK(decodeSplit(o, c, input, every) == want);
-    std::mt19937 rng(12345);
-    for (int round = 0; round < 10; ++round) {
-      std::vector<std::size_t> cuts;
-      for (std::size_t at = 0; at < input.size();) {
-        at += 1 + rng() % 5;
-        if (at < input.size()) cuts.push_back(at);
-      }
-      CHECK(decodeSplit(o, c, input, cuts) == want);
-    }
-  }
+  test::checkAllSplits([&](Cumulator c) { return MessagePackDecoder(o, c); }, input, want);
 }
 
 }  // namespace
@@ -91,7 +41,7 @@ TEST_CASE("a stream of values, split everywhere, with errors in the middle") {
                              bin({0xd6, 0xff, 0, 0, 0, 9}) +              // timestamp
                              bin({0x91, 0xc4, 2, 7, 8});                  // [bin]
   const Transcript want = {
-      "1", "{\"a\": [1, 2], \"b\": null}", "!StrLengthLimit@10=6/4", "!InvalidUtf8@18=-/-", "", ""};
+      "1", "{\"a\": [1, 2], \"b\": null}", "!StrLengthLimit@10=6/4", "!InvalidUtf8@18", "", ""};
   Transcript got = decodeSplit(o, Cumulator::Merge, stream, {});
   REQUIRE(got.size() == 6);
   // The debug strings of the last two values are whatever Value::toDebugString prints.
@@ -122,7 +72,7 @@ TEST_CASE("limits are reported at the header, the value is discarded as it strea
   DecoderRunner<MessagePackDecoder> run(o);
   run.feed(bin({0x05, 0xc6, 0x00, 0x10, 0x00, 0x00}));  // bin32 of 1 MiB
   REQUIRE(run.errors().size() == 1);
-  CHECK(describe(run.errors()[0].error) == "!BinLengthLimit@1=1048576/1024");
+  CHECK(test::describeError(run.errors()[0].error) == "!BinLengthLimit@1=1048576/1024");
   const std::string chunk(4096, 'z');
   for (int i = 0; i < 256; ++i) run.feed(chunk);
   CHECK(run.maxBuffered() < 8192);

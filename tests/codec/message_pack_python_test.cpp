@@ -20,9 +20,10 @@
 #include <limits>
 #include <netbuf/codec/document.hpp>
 #include <netbuf/codec/msgpack/message_pack_reader.hpp>
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "support/python_runner.hpp"
 
 using namespace netbuf;
 
@@ -31,54 +32,15 @@ namespace {
 const std::filesystem::path kScript =
     std::filesystem::path(__FILE__).parent_path() / "msgpack_interop.py";
 
-struct CommandResult {
-  int status;
-  std::string output;
-};
-
-CommandResult runCommand(const std::string& command) {
-  CommandResult r{-1, {}};
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char chunk[4096];
-  std::size_t n;
-  while ((n = std::fread(chunk, 1, sizeof chunk, p)) > 0) r.output.append(chunk, n);
-  r.status = ::pclose(p);
-  return r;
-}
-
-std::string shellQuote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-/// The first interpreter that can import msgpack: $NETBUF_PYTHON, python3 on PATH, then Debian's
-/// /usr/bin/python3 (a PATH python, pyenv say, may lack the Debian module).
-std::optional<std::string> findPython(std::string& tried) {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("NETBUF_PYTHON"); env != nullptr && *env != '\0')
-    candidates.emplace_back(env);
-  candidates.emplace_back("python3");
-  candidates.emplace_back("/usr/bin/python3");
-  for (const std::string& c : candidates) {
-    tried += " " + c;
-    if (runCommand(shellQuote(c) + " -c 'import msgpack'").status == 0) return c;
-  }
-  return std::nullopt;
-}
-
+/// python3 with the msgpack module, or a failed REQUIRE with the install hint (never a skip).
 std::string requirePython() {
-  static std::string tried;
-  static const std::optional<std::string> python = findPython(tried);
-  if (!python) {
-    FAIL(
-        "python3 with the msgpack module is required for the interop test (Debian: apt-get "
-        "install python3-msgpack; or set NETBUF_PYTHON). Tried:"
-        << tried);
-  }
-  REQUIRE(std::filesystem::exists(kScript));
-  return *python;
+  return test::requirePython("msgpack", "Debian: apt-get install python3-msgpack");
+}
+
+/// Runs `msgpack_interop.py <mode> <file>`.
+test::Output runScript(const std::string& python, const char* mode,
+                       const std::filesystem::path& file) {
+  return test::run(test::pythonCommand(python, kScript, {mode, file.string()}));
 }
 
 std::filesystem::path tempFile(const char* tag) {
@@ -331,12 +293,11 @@ TEST_CASE("MessagePack interop: Python's msgpack reads what MessagePackWriter wr
 
   const std::filesystem::path file = tempFile("check");
   REQUIRE(writeFile(file, flat.readableStringView()));
-  const CommandResult r = runCommand(shellQuote(python) + " " + shellQuote(kScript.string()) +
-                                     " check " + shellQuote(file.string()));
+  const test::Output r = runScript(python, "check", file);
   std::filesystem::remove(file);
-  INFO("python said:\n" << r.output);
+  INFO("python said:\n" << r.text);
   CHECK(r.status == 0);
-  CHECK(r.output.find(fmt::format("ok: {} items", count)) != std::string::npos);
+  CHECK(r.text.find(fmt::format("ok: {} items", count)) != std::string::npos);
 }
 
 TEST_CASE("MessagePack interop: the check script rejects wrong input (the test can fail)") {
@@ -351,22 +312,20 @@ TEST_CASE("MessagePack interop: the check script rejects wrong input (the test c
   }
   const std::filesystem::path file = tempFile("bad");
   REQUIRE(writeFile(file, out.readableStringView()));
-  const CommandResult r = runCommand(shellQuote(python) + " " + shellQuote(kScript.string()) +
-                                     " check " + shellQuote(file.string()));
+  const test::Output r = runScript(python, "check", file);
   std::filesystem::remove(file);
-  INFO("python said:\n" << r.output);
+  INFO("python said:\n" << r.text);
   CHECK(r.status != 0);
-  CHECK(r.output.find("bin:3: got str") != std::string::npos);
-  CHECK(r.output.find("want 0xcb") != std::string::npos);
-  CHECK(r.output.find("no end marker") != std::string::npos);
+  CHECK(r.text.find("bin:3: got str") != std::string::npos);
+  CHECK(r.text.find("want 0xcb") != std::string::npos);
+  CHECK(r.text.find("no end marker") != std::string::npos);
 }
 
 TEST_CASE("MessagePack interop: msgpack::decode reads what Python's msgpack writes") {
   const std::string python = requirePython();
   const std::filesystem::path file = tempFile("emit");
-  const CommandResult r = runCommand(shellQuote(python) + " " + shellQuote(kScript.string()) +
-                                     " emit " + shellQuote(file.string()));
-  INFO("python said:\n" << r.output);
+  const test::Output r = runScript(python, "emit", file);
+  INFO("python said:\n" << r.text);
   REQUIRE(r.status == 0);
   const std::string bytes = readFile(file);
   std::filesystem::remove(file);

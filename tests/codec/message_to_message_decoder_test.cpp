@@ -1,6 +1,7 @@
 #include <netbuf/codec/message_to_message_decoder.hpp>
 
-#include "codec/codec_test_util.hpp"
+#include <doctest/doctest.h>
+#include <netbuf/codec/decoder_runner.hpp>
 
 using namespace netbuf;
 

@@ -1,7 +1,9 @@
 #include <netbuf/codec/string_decoder.hpp>
 #include <netbuf/codec/string_encoder.hpp>
 
-#include "codec/codec_test_util.hpp"
+#include <netbuf/codec/decoder_runner.hpp>
+
+#include "support/transcript_printing.hpp"
 
 #include <memory>
 #include <netbuf/buffer/utf8.hpp>
@@ -9,8 +11,8 @@
 #include <vector>
 
 using namespace netbuf;
-using netbuf::testing::Transcript;
-using netbuf::testing::transcriptOf;
+using netbuf::test::Transcript;
+using netbuf::test::transcriptOf;
 using namespace std::string_literals;
 
 namespace {
@@ -188,7 +190,7 @@ TEST_CASE("StringDecoder: composite frames with characters split across componen
 TEST_CASE("StringDecoder: as a MessageToMessageDecoder, errors are reported and decoding goes on") {
   DecoderRunner<StringDecoder> strict(Utf8Policy::Strict);
   strict.feed("one").feed("t\xC3w\xC3\xB6").feed(compositeFrame({"thr", "ee"})).finish();
-  CHECK(transcriptOf(strict) == Transcript{"one", "!CorruptedFrameError@1=195/-", "three"});
+  CHECK(transcriptOf(strict) == Transcript{"one", "!Corrupted@1=195/-", "three"});
   DecoderRunner<StringDecoder> replace;
   replace.feed("one").feed("t\xC3w\xC3\xB6").feed(compositeFrame({"thr", "ee"})).finish();
   CHECK(transcriptOf(replace) == Transcript{"one", "t"s + kFffd + "w\xC3\xB6", "three"});

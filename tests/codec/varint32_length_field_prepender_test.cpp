@@ -6,13 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "codec/codec_test_util.hpp"
+#include "support/split_checks.hpp"
+#include "support/test_buffers.hpp"
 
 using namespace netbuf;
-using netbuf::testing::bin;
-using netbuf::testing::checkAllSplits;
-using netbuf::testing::payload;
-using netbuf::testing::Transcript;
+using netbuf::test::bin;
+using netbuf::test::checkAllSplits;
+using netbuf::test::frame;
+using netbuf::test::Transcript;
 
 namespace {
 
@@ -35,7 +36,7 @@ void checkEncode(std::size_t num, const std::string& expectedHeader) {
         expectedHeader.size());
   Varint32LengthFieldPrepender p;
   std::vector<AnyByteBuf> out;
-  p.write(payload(std::string(num, '\1')), out);
+  p.write(frame(std::string(num, '\1')), out);
   REQUIRE(out.size() == 2);
   CHECK(readableBytesToString(out[0]) == expectedHeader);
   CHECK(readableBytes(out[1]) == num);
@@ -121,14 +122,14 @@ TEST_CASE("Varint32LengthFieldPrepender: round trip through Varint32FrameDecoder
       "", "a", std::string(127, 'b'), std::string(128, 'c'), std::string(300, 'd'), "end"};
   Varint32LengthFieldPrepender p;
   std::vector<AnyByteBuf> out;
-  for (const auto& f : frames) p.write(payload(f), out);
+  for (const auto& f : frames) p.write(frame(f), out);
   const std::string wire = joined(out);
   CHECK(wire.size() == 1 + 0 + 1 + 1 + 1 + 127 + 2 + 128 + 2 + 300 + 1 + 3);
   checkAllSplits([](Cumulator c) { return Varint32FrameDecoder(1024, c); }, wire,
                  Transcript(frames.begin(), frames.end()));
   // A larger frame, through a few reads.
   std::vector<AnyByteBuf> big;
-  p.write(payload(std::string(100000, 'x')), big);
+  p.write(frame(std::string(100000, 'x')), big);
   DecoderRunner<Varint32FrameDecoder> run;
   for (auto& b : big) run.feed(std::move(b));
   REQUIRE(run.messages().size() == 1);

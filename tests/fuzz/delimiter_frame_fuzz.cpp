@@ -1,6 +1,7 @@
 // Fuzzing of the fixed-length / line / delimiter frame decoders, differential in two ways:
-//  - the same reads go through the Merge and the Composite cumulator: the transcripts (frames as
-//    byte strings, errors as kind + offset + value + limit) must be identical;
+//  - the same reads go through the Merge and the Composite cumulator: the transcripts
+//    (test::Transcript: frames as byte strings, errors with kind, offset, value and limit) must be
+//    identical;
 //  - a trivially correct model computes the transcript from the whole stream at once (split at
 //    the earliest delimiter, too-long frames replaced by their error); the decoders must agree
 //    with it however the stream was split into reads (with failFast the error's value depends on
@@ -16,52 +17,30 @@
 #include <netbuf/codec/fixed_length_frame_decoder.hpp>
 #include <netbuf/codec/line_based_frame_decoder.hpp>
 
-#include "fuzz_input.hpp"
-
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <netbuf/codec/decoder_runner.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "fuzz_check.hpp"
+#include "fuzz_input.hpp"
+#include "support/decoder_transcript.hpp"
+
 namespace {
 
-using netbuf::AnyByteBuf;
 using netbuf::CodecError;
 using netbuf::Cumulator;
+using netbuf::DecoderRunner;
+using netbuf::fuzz::check;
+using netbuf::fuzz::fail;
+using netbuf::test::Transcript;
 
 using Input = netbuf::fuzz::FuzzInput;
-
-[[noreturn]] void fail(const char* what) {
-  std::fprintf(stderr, "delimiter_frame_fuzz: %s\n", what);
-  std::abort();
-}
-
-void check(bool ok, const char* what) {
-  if (!ok) fail(what);
-}
-
-struct Entry {
-  bool error = false;
-  std::string frame;  // frame bytes, or the error kind
-  std::uint64_t offset = 0, value = 0, limit = 0;
-  bool operator==(const Entry&) const = default;
-};
-using Transcript = std::vector<Entry>;
-
-Entry errorEntry(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const netbuf::TooLongFrameError& x) {
-    return {true, "TooLongFrameError", x.offset(), x.value(), x.limit()};
-  } catch (const CodecError& x) {
-    return {true, "CodecError", x.offset(), x.value(), x.limit()};
-  } catch (...) {
-    fail("a non-CodecError reached the error handler");
-  }
-}
 
 struct Params {
   int kind = 0;  // 0 fixed, 1 line, 2 delimiter
@@ -72,44 +51,49 @@ struct Params {
   std::size_t longestDelim = 0;
 };
 
-/// Feeds the reads to a decoder, checking the per-read invariants, and returns its transcript.
+/// What a decoder gave: its transcript, and where in it the errors are.
+struct Decoded {
+  Transcript transcript;
+  std::vector<std::size_t> errorAt;  ///< the transcript index of each error, ascending
+};
+
+/// Feeds the reads to a decoder, checking the per-read invariants, and returns what it gave.
 template <class Decoder>
-Transcript run(Decoder decoder, const Params& prm, std::string_view stream,
-               const std::vector<std::size_t>& reads) {
-  Transcript t;
-  std::vector<AnyByteBuf> out;
-  std::size_t taken = 0;
-  auto onError = [&](std::exception_ptr e) {
-    for (; taken < out.size(); ++taken)
-      t.push_back({false, netbuf::readableBytesToString(out[taken])});
-    t.push_back(errorEntry(e));
-  };
+Decoded run(Decoder decoder, const Params& prm, std::string_view stream,
+            const std::vector<std::size_t>& reads) {
+  DecoderRunner<Decoder> r(std::move(decoder));
   std::size_t at = 0;
   std::size_t largestRead = 0;
   try {
     for (std::size_t len : reads) {
-      netbuf::ByteBuf b = netbuf::ByteBufAllocator::defaultAllocator().buffer(len);
-      b.writeBytes(stream.substr(at, len));
+      r.feed(stream.substr(at, len));
       at += len;
       largestRead = std::max(largestRead, len);
-      decoder.channelRead(std::move(b), out, onError);
-      decoder.channelReadComplete();
-      check(decoder.actualReadableBytes() <= prm.max + largestRead + prm.longestDelim,
+      check(r.decoder().actualReadableBytes() <= prm.max + largestRead + prm.longestDelim,
             "cumulation not bounded");
     }
-    decoder.channelInactive(out, onError);
+    r.finish();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "exception: %s\n", e.what());
     fail("an exception escaped the decoder");
   }
-  for (; taken < out.size(); ++taken)
-    t.push_back({false, netbuf::readableBytesToString(out[taken])});
-  check(decoder.actualReadableBytes() == 0, "cumulation kept after channelInactive");
-  return t;
+  check(r.decoder().actualReadableBytes() == 0, "cumulation kept after channelInactive");
+  Decoded d{netbuf::test::transcriptOf(r), {}};
+  for (std::size_t k = 0; k < r.errors().size(); ++k) {
+    d.errorAt.push_back(r.errors()[k].messagesBefore + k);
+    try {
+      r.rethrowError(k);
+    } catch (const netbuf::TooLongFrameError& x) {
+      check(x.limit() == prm.max && x.value() > prm.max, "error fields");
+    } catch (...) {
+      fail("an error other than TooLongFrameError reached the error handler");
+    }
+  }
+  return d;
 }
 
-Transcript runKind(const Params& prm, Cumulator c, std::string_view stream,
-                   const std::vector<std::size_t>& reads) {
+Decoded runKind(const Params& prm, Cumulator c, std::string_view stream,
+                const std::vector<std::size_t>& reads) {
   switch (prm.kind) {
     case 0:
       return run(netbuf::FixedLengthFrameDecoder(prm.max, c), prm, stream, reads);
@@ -127,12 +111,12 @@ Transcript runKind(const Params& prm, Cumulator c, std::string_view stream,
 Transcript modelFixed(const Params& prm, std::string_view s) {
   Transcript t;
   for (std::size_t i = 0; i + prm.max <= s.size(); i += prm.max)
-    t.push_back({false, std::string(s.substr(i, prm.max))});
+    t.emplace_back(s.substr(i, prm.max));
   return t;
 }
 
-Entry tooLong(std::uint64_t offset, std::uint64_t value, std::size_t max) {
-  return {true, "TooLongFrameError", offset, value, max};
+std::string tooLong(std::uint64_t offset, std::uint64_t value, std::size_t max) {
+  return netbuf::test::errorLine("TooLong", offset, value, max);
 }
 
 Transcript modelLine(const Params& prm, std::string_view s) {
@@ -146,7 +130,7 @@ Transcript modelLine(const Params& prm, std::string_view s) {
     if (len > prm.max) {
       t.push_back(tooLong(pos, len, prm.max));
     } else {
-      t.push_back({false, std::string(s.substr(pos, prm.strip ? len : lf + 1 - pos))});
+      t.emplace_back(s.substr(pos, prm.strip ? len : lf + 1 - pos));
     }
     pos = lf + 1;
   }
@@ -216,7 +200,7 @@ Transcript modelDelimiter(const Params& prm, std::string_view s) {
       t.push_back(tooLong(pos, len, prm.max));
       if (atEnd && !(prm.failFast && discardedWhileWaiting)) break;
     } else {
-      t.push_back({false, std::string(s.substr(pos, prm.strip ? len : len + dl))});
+      t.emplace_back(s.substr(pos, prm.strip ? len : len + dl));
     }
     pos = best + dl;
   }
@@ -235,21 +219,6 @@ std::string printable(std::string_view s) {
     }
   }
   return o;
-}
-
-/// Prints a transcript (for diagnosing a failed check; run the crashing input directly).
-void dump(const char* title, const Transcript& t) {
-  std::fprintf(stderr, "%s:\n", title);
-  for (const Entry& e : t) {
-    if (e.error) {
-      std::fprintf(stderr, "  !%s@%llu=%llu/%llu\n", e.frame.c_str(),
-                   static_cast<unsigned long long>(e.offset),
-                   static_cast<unsigned long long>(e.value),
-                   static_cast<unsigned long long>(e.limit));
-    } else {
-      std::fprintf(stderr, "  \"%s\"\n", printable(e.frame).c_str());
-    }
-  }
 }
 
 }  // namespace
@@ -286,17 +255,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     at += len;
   }
 
-  const Transcript merge = runKind(prm, Cumulator::Merge, stream, reads);
-  const Transcript composite = runKind(prm, Cumulator::Composite, stream, reads);
-  check(merge == composite, "Merge and Composite cumulators disagree");
+  const Decoded merge = runKind(prm, Cumulator::Merge, stream, reads);
+  const Decoded composite = runKind(prm, Cumulator::Composite, stream, reads);
+  check(merge.transcript == composite.transcript, "Merge and Composite cumulators disagree");
 
-  // Per-frame limits.
-  for (const Entry& e : merge) {
-    if (e.error) {
-      check(e.limit == prm.max && e.value > prm.max, "error fields");
+  // Per-frame limits (the errors' fields were checked by run()).
+  std::size_t nextError = 0;
+  for (std::size_t i = 0; i < merge.transcript.size(); ++i) {
+    if (nextError < merge.errorAt.size() && merge.errorAt[nextError] == i) {
+      ++nextError;
       continue;
     }
-    const std::string& f = e.frame;
+    const std::string& f = merge.transcript[i];
     if (prm.kind == 0) {
       check(f.size() == prm.max, "fixed frame length");
     } else if (prm.kind == 1) {
@@ -313,26 +283,32 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
 
-  // Against the model.
-  const Transcript model = prm.kind == 0   ? modelFixed(prm, stream)
-                           : prm.kind == 1 ? modelLine(prm, stream)
-                                           : modelDelimiter(prm, stream);
-  bool same = model.size() == merge.size();
-  for (std::size_t i = 0; same && i < model.size(); ++i) {
-    const Entry& m = model[i];
-    const Entry& d = merge[i];
-    same =
-        m.error == d.error && m.frame == d.frame && m.offset == d.offset && m.limit == d.limit &&
-        (!m.error || (prm.failFast ? d.value > prm.max && d.value <= m.value : d.value == m.value));
+  // Against the model. With failFast an error's value is the part of the frame seen when it fired:
+  // it must lie in (max, the model's value], and the rest of the line must match.
+  const Transcript expected = prm.kind == 0   ? modelFixed(prm, stream)
+                              : prm.kind == 1 ? modelLine(prm, stream)
+                                              : modelDelimiter(prm, stream);
+  Transcript model = expected;
+  Transcript got = merge.transcript;
+  bool same = model.size() == got.size();
+  if (same && prm.failFast) {
+    for (std::size_t i : merge.errorAt) {
+      const auto want = netbuf::test::errorValue(model[i]);
+      const auto value = netbuf::test::errorValue(got[i]);
+      same = same && want && value && *value > prm.max && *value <= *want;
+      model[i] = netbuf::test::maskErrorValues({model[i]})[0];
+      got[i] = netbuf::test::maskErrorValues({got[i]})[0];
+    }
   }
-  if (!same) {
+  if (!same || model != got) {
     std::fprintf(stderr, "kind %d max %zu strip %d failFast %d stream \"%s\"\n", prm.kind, prm.max,
                  prm.strip, prm.failFast, printable(stream).c_str());
     for (const std::string& d : prm.delims)
       std::fprintf(stderr, "delimiter \"%s\"\n", printable(d).c_str());
     for (std::size_t r : reads) std::fprintf(stderr, "read %zu\n", r);
-    dump("decoder", merge);
-    dump("model", model);
+    std::fprintf(stderr, "decoder: %s\nmodel:   %s\n",
+                 netbuf::test::toString(merge.transcript).c_str(),
+                 netbuf::test::toString(expected).c_str());
     fail("transcript differs from the model");
   }
   return 0;

@@ -5,12 +5,12 @@
 // 7 an empty frame after every frame; then one byte per cut (the distance to the previous cut - 1);
 // the rest is the stream, cut into frames there.
 // Asserted:
-//  - the transcript (values and errors with kind and offset) equals a whole-buffer model: a
+//  - the transcript (values and errors, test::Transcript) equals a whole-buffer model: a
 //    JsonParser over each frame, where UnexpectedEnd and TrailingContent become a
 //    CorruptedFrameError at the frame's stream offset plus the parser's offset (value: the frame's
 //    length), an empty (or, by UnexpectedEnd, whitespace-only) frame a CorruptedFrameError at its
 //    start, and every other JsonError keeps its code, its offset rebased by the frame's stream
-//    offset, and its line and column;
+//    offset, its line and column, and its value and limit;
 //  - each frame as a two-component CompositeByteBuf gives the same transcript;
 //  - the frames with 2-byte length prefixes, the wire split into reads at the same cut distances,
 //    through LengthFieldBasedFrameDecoder (chosen cumulator, so frames straddling reads arrive as
@@ -28,22 +28,20 @@
 #include <string_view>
 #include <vector>
 
-#include "fuzz_util.hpp"
-#include "per_frame_fuzz_util.hpp"
+#include "fuzz_check.hpp"
+#include "fuzz_input.hpp"
+#include "per_frame_check.hpp"
+#include "support/decoder_transcript.hpp"
 
 namespace {
 
 using namespace netbuf;
 using namespace netbuf::fuzz;
 
-using Transcript = std::vector<std::string>;
+using test::Transcript;
 
 std::string corrupted(std::uint64_t offset, std::uint64_t length) {
-  return "!Corrupted@" + std::to_string(offset) + "=" + std::to_string(length);
-}
-std::string coded(const JsonError& e, std::uint64_t offset) {
-  return "!" + std::string(jsonErrorCodeName(e.code())) + "@" + std::to_string(offset) + ":" +
-         std::to_string(e.line()) + ":" + std::to_string(e.column());
+  return test::errorLine("Corrupted", offset, length);
 }
 
 bool onlyWhitespace(std::string_view s) {
@@ -71,33 +69,10 @@ Transcript model(const std::vector<std::string>& frames, const JsonParseOptions&
                  e.code() == JsonErrorCode::TrailingContent) {
         t.push_back(corrupted(pos + e.offset(), f.size()));
       } else {
-        t.push_back(coded(e, pos + e.offset()));
+        t.push_back(test::describeError(e.rebased(pos)));
       }
     }
     pos += f.size();
-  }
-  return t;
-}
-
-template <class Decoder>
-Transcript transcript(DecoderRunner<Decoder>& run) {
-  Transcript t;
-  std::size_t e = 0;
-  const auto& msgs = run.messages();
-  for (std::size_t i = 0; i <= msgs.size(); ++i) {
-    while (e < run.errors().size() && run.errors()[e].messagesBefore == i) {
-      try {
-        run.rethrowError(e++);
-      } catch (const CorruptedFrameError& x) {
-        check(x.limit() == kNone, "CorruptedFrameError with a limit");
-        t.push_back(corrupted(x.offset(), x.value()));
-      } catch (const JsonError& x) {
-        t.push_back(coded(x, x.offset()));
-      } catch (const CodecError&) {
-        fail("unexpected CodecError kind");
-      }
-    }
-    if (i < msgs.size()) t.push_back(msgs[i].root().toDebugString());
   }
   return t;
 }
@@ -120,7 +95,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const FuzzReads reads = splitReads(data, size, 1, (flags >> 4) & 7);
   if (reads.stream.size() > 60000) return 0;  // every frame fits a 2-byte prefix
   const std::vector<std::string> frames = framesOf(reads, (flags & 0x80) != 0);
-  checkPerFrame<JsonFrameDecoder>("json_frame_fuzz", o, frames, reads, cumulator, model(frames, o),
-                                  [](auto& run) { return transcript(run); });
+  checkPerFrame<JsonFrameDecoder>("json_frame_fuzz", o, frames, reads, cumulator, model(frames, o));
   return 0;
 }

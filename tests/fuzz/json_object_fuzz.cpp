@@ -5,7 +5,7 @@
 //
 // The stream is decoded three ways: split into those reads with the Merge and with the Composite
 // cumulator, and whole in one read. Invariants:
-//  - the three transcripts (frames and errors with kind, offset, value, limit) are identical;
+//  - the three transcripts (frames and errors with kind, offset, value and limit) are identical;
 //  - no exception other than a CodecError comes out;
 //  - every frame is non-empty and at most maxObjectLength bytes; without streaming it starts with
 //    '{' or '[' and ends with '}' or ']'; a streamed element has no surrounding whitespace;
@@ -26,6 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include "support/decoder_transcript.hpp"
+
 namespace {
 
 using namespace netbuf;
@@ -45,24 +47,9 @@ bool isWs(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 bool isOpen(char c) { return c == '{' || c == '['; }
 bool isClose(char c) { return c == '}' || c == ']'; }
 
-std::string describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const TooLongFrameError& x) {
-    return "T" + std::to_string(x.offset()) + "=" + std::to_string(x.value()) + "/" +
-           std::to_string(x.limit());
-  } catch (const CorruptedFrameError& x) {
-    return "C" + std::to_string(x.offset()) + "=" + std::to_string(x.value()) + "/" +
-           std::to_string(x.limit());
-  } catch (...) {
-    require(false);  // only these two kinds are reported by this decoder
-  }
-  return {};
-}
-
 struct Result {
   std::vector<std::string> frames;
-  std::vector<std::string> transcript;  // frames ("F...") and errors ("E...") in order
+  test::Transcript transcript;  // frames and errors in order
 };
 
 /// Decodes stream in reads (sizes cycled from p.reads; whole when whole is set).
@@ -86,17 +73,8 @@ Result run(const Params& p, std::string_view stream, Cumulator cumulator, bool w
     require(false);  // no exception other than a (recorded) CodecError may escape
   }
   Result res;
-  std::size_t e = 0;
-  const auto& msgs = r.messages();
-  for (std::size_t i = 0; i <= msgs.size(); ++i) {
-    while (e < r.errors().size() && r.errors()[e].messagesBefore == i)
-      res.transcript.push_back("E" + describe(r.errors()[e++].error));
-    if (i < msgs.size()) {
-      std::string f = readableBytesToString(msgs[i]);
-      res.transcript.push_back("F" + f);
-      res.frames.push_back(std::move(f));
-    }
-  }
+  res.transcript = test::transcriptOf(r);
+  for (const AnyByteBuf& m : r.messages()) res.frames.push_back(readableBytesToString(m));
   // Error fields: the configured limits, offsets in order and inside the stream.
   std::uint64_t last = 0;
   for (const auto& rec : r.errors()) {

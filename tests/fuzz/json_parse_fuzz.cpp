@@ -22,8 +22,8 @@
 #include <string>
 #include <string_view>
 
-#include "../codec/json_stream_support.hpp"
-#include "fuzz_util.hpp"
+#include "fuzz_check.hpp"
+#include "support/json_stream.hpp"
 
 using netbuf::fuzz::check;
 

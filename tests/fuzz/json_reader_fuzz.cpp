@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fuzz_util.hpp"
+#include "fuzz_check.hpp"
 
 using netbuf::fuzz::check;
 

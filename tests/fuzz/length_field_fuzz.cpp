@@ -28,12 +28,16 @@
 #include <string_view>
 #include <vector>
 
-#include "fuzz_util.hpp"
+#include "fuzz_check.hpp"
+#include "fuzz_input.hpp"
+#include "support/decoder_transcript.hpp"
 
 namespace {
 
 using namespace netbuf;
 using namespace netbuf::fuzz;
+
+constexpr std::uint64_t kNone = CodecError::kNone;
 
 __extension__ typedef __int128 Int128;
 
@@ -56,15 +60,15 @@ std::uint64_t readField(std::string_view s, std::size_t at, std::size_t n, ByteO
 }
 
 /// Netty's algorithm over the whole stream at once, with netbuf's error fields.
-std::vector<std::string> model(const Params& p, std::string_view s) {
-  std::vector<std::string> t;
+test::Transcript model(const Params& p, std::string_view s) {
+  test::Transcript t;
   const std::size_t end = p.offset + p.length;
   const std::size_t n = s.size();
   std::size_t pos = 0;
   while (n - pos >= end) {
     const std::uint64_t raw = readField(s, pos + p.offset, p.length, p.order);
     if (p.length == 8 && raw > static_cast<std::uint64_t>(INT64_MAX)) {
-      t.push_back(errorLine("Corrupted", pos, raw, INT64_MAX));
+      t.push_back(test::errorLine("Corrupted", pos, raw, INT64_MAX));
       pos += end;
       continue;
     }
@@ -73,28 +77,29 @@ std::vector<std::string> model(const Params& p, std::string_view s) {
       const Int128 addend = Int128{p.adjustment} + static_cast<Int128>(end);
       const std::uint64_t limit =
           addend > kInt64Max ? 0 : static_cast<std::uint64_t>(kInt64Max - addend);
-      t.push_back(errorLine("Corrupted", pos, raw, limit));
+      t.push_back(test::errorLine("Corrupted", pos, raw, limit));
       pos += end;
       continue;
     }
     if (frameLength < static_cast<Int128>(end)) {
-      t.push_back(errorLine("Corrupted", pos,
-                            frameLength < 0 ? kNone : static_cast<std::uint64_t>(frameLength),
-                            end));
+      t.push_back(test::errorLine("Corrupted", pos,
+                                  frameLength < 0 ? kNone : static_cast<std::uint64_t>(frameLength),
+                                  end));
       pos += end;
       continue;
     }
     const auto fl = static_cast<std::uint64_t>(frameLength);
     if (fl > p.maxFrameLength) {
       const bool complete = fl <= n - pos;
-      if (p.failFast || complete) t.push_back(errorLine("TooLong", pos, fl, p.maxFrameLength));
+      if (p.failFast || complete)
+        t.push_back(test::errorLine("TooLong", pos, fl, p.maxFrameLength));
       if (!complete) break;
       pos += static_cast<std::size_t>(fl);
       continue;
     }
     if (fl > n - pos) break;
     if (p.strip > fl) {
-      t.push_back(errorLine("Corrupted", pos, p.strip, fl));
+      t.push_back(test::errorLine("Corrupted", pos, p.strip, fl));
       pos += static_cast<std::size_t>(fl);
       continue;
     }
@@ -104,21 +109,8 @@ std::vector<std::string> model(const Params& p, std::string_view s) {
   return t;
 }
 
-template <class Decoder>
-std::vector<std::string> transcript(DecoderRunner<Decoder>& run) {
-  std::vector<std::string> t;
-  std::size_t e = 0;
-  const auto& msgs = run.messages();
-  for (std::size_t i = 0; i <= msgs.size(); ++i) {
-    while (e < run.errors().size() && run.errors()[e].messagesBefore == i)
-      t.push_back(describe(run.errors()[e++].error));
-    if (i < msgs.size()) t.push_back(readableBytesToString(msgs[i]));
-  }
-  return t;
-}
-
-std::vector<std::string> decode(const Params& p, Cumulator c, std::string_view s,
-                                const std::vector<std::size_t>& cuts) {
+test::Transcript decode(const Params& p, Cumulator c, std::string_view s,
+                        const std::vector<std::size_t>& cuts) {
   DecoderRunner<LengthFieldBasedFrameDecoder> run(p.order, p.maxFrameLength, p.offset, p.length,
                                                   p.adjustment, p.strip, p.failFast, c);
   std::size_t from = 0;
@@ -132,7 +124,7 @@ std::vector<std::string> decode(const Params& p, Cumulator c, std::string_view s
   run.finish();
   for (const auto& m : run.messages())
     check(readableBytes(m) + p.strip <= p.maxFrameLength, "frame longer than the limit");
-  return transcript(run);
+  return test::transcriptOf(run);
 }
 
 void roundTrip(const Params& p, std::string_view s, const std::vector<std::size_t>& cuts,
@@ -178,7 +170,7 @@ void roundTrip(const Params& p, std::string_view s, const std::vector<std::size_
     run.feed(std::string_view(bytes).substr(at));
     run.finish();
     check(run.errors().empty(), "round trip: decoding error");
-    check(transcript(run) == expected, "round trip: frames differ");
+    check(test::transcriptOf(run) == expected, "round trip: frames differ");
   }
 }
 

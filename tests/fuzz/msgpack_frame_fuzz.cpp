@@ -5,11 +5,11 @@
 // frame; then one byte per cut (the distance to the previous cut - 1); the rest is the stream, cut
 // into frames there.
 // Asserted:
-//  - the transcript (values and errors with kind, offset and value) equals a whole-buffer model:
+//  - the transcript (values and errors, test::Transcript) equals a whole-buffer model:
 //    msgpack::decode of each frame with baseOffset = the frame's stream offset, where Truncated and
 //    TrailingBytes become a CorruptedFrameError at the same offset (value: the frame's length), an
 //    empty frame a CorruptedFrameError at its start, and every other MessagePackError keeps its
-//    code and offset;
+//    code, offset, value and limit;
 //  - each frame as a two-component CompositeByteBuf gives the same transcript;
 //  - the frames with 2-byte length prefixes, the wire split into reads at the same cut distances,
 //    through LengthFieldBasedFrameDecoder (chosen cumulator, so frames straddling reads arrive as
@@ -28,21 +28,20 @@
 #include <string_view>
 #include <vector>
 
-#include "fuzz_util.hpp"
-#include "per_frame_fuzz_util.hpp"
+#include "fuzz_check.hpp"
+#include "fuzz_input.hpp"
+#include "per_frame_check.hpp"
+#include "support/decoder_transcript.hpp"
 
 namespace {
 
 using namespace netbuf;
 using namespace netbuf::fuzz;
 
-using Transcript = std::vector<std::string>;
+using test::Transcript;
 
 std::string corrupted(std::uint64_t offset, std::uint64_t length) {
-  return "!Corrupted@" + std::to_string(offset) + "=" + std::to_string(length);
-}
-std::string coded(MessagePackErrc code, std::uint64_t offset) {
-  return "!" + std::string(messagePackErrcName(code)) + "@" + std::to_string(offset);
+  return test::errorLine("Corrupted", offset, length);
 }
 
 Transcript model(const std::vector<std::string>& frames, const MessagePackReadOptions& o) {
@@ -62,33 +61,10 @@ Transcript model(const std::vector<std::string>& frames, const MessagePackReadOp
       if (e.code() == MessagePackErrc::Truncated || e.code() == MessagePackErrc::TrailingBytes) {
         t.push_back(corrupted(e.offset(), f.size()));
       } else {
-        t.push_back(coded(e.code(), e.offset()));
+        t.push_back(test::describeError(e));
       }
     }
     pos += f.size();
-  }
-  return t;
-}
-
-template <class Decoder>
-Transcript transcript(DecoderRunner<Decoder>& run) {
-  Transcript t;
-  std::size_t e = 0;
-  const auto& msgs = run.messages();
-  for (std::size_t i = 0; i <= msgs.size(); ++i) {
-    while (e < run.errors().size() && run.errors()[e].messagesBefore == i) {
-      try {
-        run.rethrowError(e++);
-      } catch (const CorruptedFrameError& x) {
-        check(x.limit() == kNone, "CorruptedFrameError with a limit");
-        t.push_back(corrupted(x.offset(), x.value()));
-      } catch (const MessagePackError& x) {
-        t.push_back(coded(x.code(), x.offset()));
-      } catch (const CodecError&) {
-        fail("unexpected CodecError kind");
-      }
-    }
-    if (i < msgs.size()) t.push_back(msgs[i].root().toDebugString());
   }
   return t;
 }
@@ -112,7 +88,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (reads.stream.size() > 60000) return 0;  // every frame fits a 2-byte prefix
   const std::vector<std::string> frames = framesOf(reads, (flags & 0x80) != 0);
   checkPerFrame<MessagePackFrameDecoder>("msgpack_frame_fuzz", o, frames, reads, cumulator,
-                                         model(frames, o),
-                                         [](auto& run) { return transcript(run); });
+                                         model(frames, o));
   return 0;
 }

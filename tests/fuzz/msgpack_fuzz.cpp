@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "fuzz_util.hpp"
+#include "fuzz_check.hpp"
+#include "fuzz_input.hpp"
+#include "support/decoder_transcript.hpp"
 
 using namespace netbuf;
 
@@ -68,16 +70,6 @@ void roundTrip(const Value& v, const MessagePackReadOptions& o) {
               "canonical encoding is not idempotent");
 }
 
-std::string describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const MessagePackError& x) {
-    return "!" + std::to_string(static_cast<int>(x.code())) + "@" + std::to_string(x.offset());
-  } catch (...) {
-    fuzz::fail("unexpected error type from MessagePackDecoder");
-  }
-}
-
 std::size_t run0Messages(const fuzz::FuzzReads& reads, const MessagePackReadOptions& o,
                          std::uint8_t flags) {
   DecoderRunner<MessagePackDecoder> run(o,
@@ -116,7 +108,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // 2. Streaming vs whole-buffer, value by value. The model mirrors the decoder's documented
   // behaviour only where it is simple: it stops at the first error (the streaming decoder's
   // recovery after limit errors is checked by the unit tests).
-  std::vector<std::string> model;
+  test::Transcript model;
   bool clean = true;
   for (std::size_t pos = 0; pos < input.size();) {
     try {
@@ -139,13 +131,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                         (flags & 8) != 0 ? Cumulator::Composite : Cumulator::Merge);
   run.feedSplitAt(reads.stream, reads.cuts);
   run.finish();
-  std::vector<std::string> got;
-  std::size_t e = 0;
-  for (std::size_t i = 0; i <= run.messages().size(); ++i) {
-    while (e < run.errors().size() && run.errors()[e].messagesBefore == i)
-      got.push_back(describe(run.errors()[e++].error));
-    if (i < run.messages().size()) got.push_back(run.messages()[i].root().toDebugString());
+  for (std::size_t i = 0; i < run.errors().size(); ++i) {
+    try {
+      run.rethrowError(i);
+    } catch (const MessagePackError&) {
+    } catch (...) {
+      fuzz::fail("unexpected error type from MessagePackDecoder");
+    }
   }
+  const test::Transcript got = test::transcriptOf(run);
   if (clean) {
     fuzz::check(got == model, "streaming decoder disagrees with whole-buffer decoding");
   } else {

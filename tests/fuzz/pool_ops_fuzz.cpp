@@ -12,8 +12,8 @@
 // nothing is live, nothing is tracked, and trimming returns every chunk.
 #include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
 
+#include "fuzz_check.hpp"
 #include "fuzz_input.hpp"
-#include "fuzz_util.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <span>
 
-#include "fuzz_util.hpp"
+#include "fuzz_check.hpp"
 
 using netbuf::fuzz::check;
 

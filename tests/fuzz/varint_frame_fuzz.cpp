@@ -25,16 +25,20 @@
 #include <string_view>
 #include <vector>
 
-#include "fuzz_util.hpp"
+#include "fuzz_check.hpp"
+#include "fuzz_input.hpp"
+#include "support/decoder_transcript.hpp"
 
 namespace {
 
 using namespace netbuf;
 using namespace netbuf::fuzz;
 
+constexpr std::uint64_t kNone = CodecError::kNone;
+
 /// The documented algorithm over the whole stream at once.
-std::vector<std::string> model(std::size_t maxFrameLength, std::string_view s) {
-  std::vector<std::string> t;
+test::Transcript model(std::size_t maxFrameLength, std::string_view s) {
+  test::Transcript t;
   const std::size_t n = s.size();
   std::size_t pos = 0;
   while (pos < n) {
@@ -52,17 +56,17 @@ std::vector<std::string> model(std::size_t maxFrameLength, std::string_view s) {
     }
     if (!done) {
       if (n - pos < 5) break;  // incomplete varint
-      t.push_back(errorLine("Corrupted", pos, kNone, kNone));
+      t.push_back(test::errorLine("Corrupted", pos, kNone, kNone));
       pos += 5;
       continue;
     }
     if (v > 0x7FFFFFFF) {
-      t.push_back(errorLine("Corrupted", pos, v, 0x7FFFFFFF));
+      t.push_back(test::errorLine("Corrupted", pos, v, 0x7FFFFFFF));
       pos += len;
       continue;
     }
     if (v > maxFrameLength) {
-      t.push_back(errorLine("TooLong", pos, v, maxFrameLength));
+      t.push_back(test::errorLine("TooLong", pos, v, maxFrameLength));
       if (v > n - pos - len) break;
       pos += len + static_cast<std::size_t>(v);
       continue;
@@ -70,18 +74,6 @@ std::vector<std::string> model(std::size_t maxFrameLength, std::string_view s) {
     if (v > n - pos - len) break;
     t.emplace_back(s.substr(pos + len, static_cast<std::size_t>(v)));
     pos += len + static_cast<std::size_t>(v);
-  }
-  return t;
-}
-
-std::vector<std::string> transcript(DecoderRunner<Varint32FrameDecoder>& run) {
-  std::vector<std::string> t;
-  std::size_t e = 0;
-  const auto& msgs = run.messages();
-  for (std::size_t i = 0; i <= msgs.size(); ++i) {
-    while (e < run.errors().size() && run.errors()[e].messagesBefore == i)
-      t.push_back(describe(run.errors()[e++].error));
-    if (i < msgs.size()) t.push_back(readableBytesToString(msgs[i]));
   }
   return t;
 }
@@ -97,8 +89,8 @@ void feedSplit(std::string_view s, const std::vector<std::size_t>& cuts, Feed&& 
   feed(s.substr(from));
 }
 
-std::vector<std::string> decode(std::size_t maxFrameLength, Cumulator c, std::string_view s,
-                                const std::vector<std::size_t>& cuts) {
+test::Transcript decode(std::size_t maxFrameLength, Cumulator c, std::string_view s,
+                        const std::vector<std::size_t>& cuts) {
   DecoderRunner<Varint32FrameDecoder> run(maxFrameLength, c);
   feedSplit(s, cuts, [&](std::string_view piece) {
     run.feed(piece);
@@ -107,7 +99,7 @@ std::vector<std::string> decode(std::size_t maxFrameLength, Cumulator c, std::st
   run.finish();
   for (const auto& m : run.messages())
     check(readableBytes(m) <= maxFrameLength, "frame longer than the limit");
-  return transcript(run);
+  return test::transcriptOf(run);
 }
 
 void roundTrip(std::string_view s, const std::vector<std::size_t>& cuts) {
@@ -133,7 +125,7 @@ void roundTrip(std::string_view s, const std::vector<std::size_t>& cuts) {
     feedSplit(bytes, cuts, [&](std::string_view piece) { run.feed(piece); });
     run.finish();
     check(run.errors().empty(), "round trip: decoding error");
-    check(transcript(run) == expected, "round trip: frames differ");
+    check(test::transcriptOf(run) == expected, "round trip: frames differ");
   }
 }
 

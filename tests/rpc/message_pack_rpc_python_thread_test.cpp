@@ -20,37 +20,23 @@
 #include <string>
 #include <vector>
 
-#include "transport/python_peer.hpp"
 #include "rpc_service.hpp"
+#include "support/python_runner.hpp"
 
 using namespace netbuf;
-
-namespace {
-
-using test::findPython;
-using test::Output;
-using test::run;
-
-}  // namespace
 
 TEST_CASE("python3-msgpack client against MessagePackRpcServer with the demo service") {
   const std::filesystem::path script =
       std::filesystem::path(__FILE__).parent_path() / "msgpack_rpc_client.py";
-  REQUIRE_MESSAGE(std::filesystem::exists(script), "missing " << script.string());
-  std::string tried;
-  const std::string python = findPython("msgpack", tried);
-  REQUIRE_MESSAGE(!python.empty(),
-                  "no python3 with the msgpack module (install python3-msgpack, e.g. apt-get "
-                  "install python3-msgpack, or set NETBUF_PYTHON); tried:\n"
-                      << tried);
+  const std::string python = test::requirePython("msgpack", "apt-get install python3-msgpack");
 
   EventLoopGroup group(2);
   MessagePackRpcServer rpc;
   tools::registerDemoMethods(rpc, std::make_shared<tools::RpcDemoStore>());
   auto server = rpc.bind(group, "127.0.0.1", 0);
 
-  const Output o =
-      run("'" + python + "' '" + script.string() + "' " + std::to_string(server->port()));
+  const test::Output o =
+      test::run(test::pythonCommand(python, script, {std::to_string(server->port())}));
   INFO("python output:\n" << o.text);
   CHECK(o.status == 0);
   CHECK(o.text.find("all checks passed") != std::string::npos);

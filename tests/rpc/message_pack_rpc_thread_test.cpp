@@ -6,7 +6,7 @@
 
 #include <doctest/doctest.h>
 
-#include "transport/transport_test_util.hpp"
+#include "support/thread_waits.hpp"
 
 #include <array>
 #include <atomic>

@@ -10,8 +10,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include "python_peer.hpp"
-#include "transport_test_util.hpp"
+#include "support/python_runner.hpp"
+#include "support/thread_waits.hpp"
 
 #include <sys/wait.h>
 
@@ -190,25 +190,16 @@ std::shared_ptr<DatagramChannel> collectingChannel(EventLoopGroup& group, Collec
   return ch;
 }
 
-// ---- Python peer (the pattern of message_pack_rpc_python_thread_test.cpp)
+// ---- Python peer
 
 using test::Output;
 using test::run;
 
-std::filesystem::path peerScript() {
-  return std::filesystem::path(__FILE__).parent_path() / "datagram_peer.py";
-}
+const std::filesystem::path kPeer =
+    std::filesystem::path(__FILE__).parent_path() / "datagram_peer.py";
 
-/// python3 and the script, or a failed REQUIRE naming what is missing (never a skip).
-std::string requirePython() {
-  REQUIRE_MESSAGE(std::filesystem::exists(peerScript()), "missing " << peerScript().string());
-  std::string tried;
-  const std::string python = test::findPython("socket", tried);
-  REQUIRE_MESSAGE(!python.empty(),
-                  "no python3 found (install python3, or set NETBUF_PYTHON); tried:\n"
-                      << tried);
-  return python;
-}
+/// python3, or a failed REQUIRE naming what is missing (never a skip).
+std::string requirePython() { return test::requirePython("socket", "apt-get install python3"); }
 
 }  // namespace
 
@@ -304,9 +295,9 @@ TEST_CASE("UDP: a Python client drives a netbuf echo server") {
   DatagramChannelOptions options;
   options.readBufferSize = 2048;
   auto server = echoChannel(group, options);
-  const Output o =
-      run("'" + python + "' '" + peerScript().string() + "' client " +
-          std::to_string(server->localPort()) + " " + std::to_string(options.readBufferSize));
+  const Output o = run(test::pythonCommand(
+      python, kPeer,
+      {"client", std::to_string(server->localPort()), std::to_string(options.readBufferSize)}));
   INFO("python output:\n" << o.text);
   CHECK(o.status == 0);
   CHECK(o.text.find("all checks passed") != std::string::npos);
@@ -318,7 +309,7 @@ TEST_CASE("UDP: a Python client drives a netbuf echo server") {
 
 TEST_CASE("UDP: a netbuf client against a Python echo server") {
   const std::string python = requirePython();
-  FILE* p = ::popen(("'" + python + "' '" + peerScript().string() + "' server 2>&1").c_str(), "r");
+  FILE* p = ::popen((test::pythonCommand(python, kPeer, {"server"}) + " 2>&1").c_str(), "r");
   REQUIRE(p != nullptr);
   std::array<char, 256> line{};
   const bool gotLine = std::fgets(line.data(), line.size(), p) != nullptr;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "transport_test_util.hpp"
+#include "support/thread_waits.hpp"
 
 using namespace netbuf;
 using namespace std::chrono_literals;

@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-#include "transport_test_util.hpp"
+#include "support/thread_waits.hpp"
 
 #include <sys/resource.h>
 #include <atomic>

@@ -16,8 +16,8 @@
 #include <string>
 #include <thread>
 
-#include "python_peer.hpp"
-#include "transport_test_util.hpp"
+#include "support/python_runner.hpp"
+#include "support/thread_waits.hpp"
 
 using namespace netbuf;
 using namespace std::chrono_literals;
@@ -74,15 +74,9 @@ std::shared_ptr<ServerChannel> unixEchoServer(EventLoopGroup& group, const std::
       .bindUnix(path);
 }
 
-std::string pythonOrFail() {
-  std::string tried;
-  const std::string python = test::findPython("socket", tried);
-  REQUIRE_MESSAGE(!python.empty(), "no python3 to run the peer (apt-get install python3); tried:\n"
-                                       << tried);
-  return python;
-}
+std::string pythonOrFail() { return test::requirePython("socket", "apt-get install python3"); }
 
-const std::string kPeer = (std::filesystem::path(__FILE__).parent_path() / "unix_peer.py").string();
+const std::filesystem::path kPeer = std::filesystem::path(__FILE__).parent_path() / "unix_peer.py";
 
 }  // namespace
 
@@ -126,7 +120,7 @@ TEST_CASE("Unix sockets: Python's socket module as client and as server") {
   {
     const std::string path = socketPath("py-client");
     auto server = unixEchoServer(group, path);
-    const test::Output o = test::run("'" + python + "' '" + kPeer + "' client '" + path + "' 500");
+    const test::Output o = test::run(test::pythonCommand(python, kPeer, {"client", path, "500"}));
     INFO("python output:\n" << o.text);
     CHECK(o.status == 0);
     CHECK(o.text.find("ok ") != std::string::npos);
@@ -137,9 +131,8 @@ TEST_CASE("Unix sockets: Python's socket module as client and as server") {
     const std::string path = socketPath("py-server");
     std::promise<test::Output> peer;
     auto peerDone = peer.get_future();
-    std::thread runner([&] {
-      peer.set_value(test::run("'" + python + "' '" + kPeer + "' server '" + path + "'"));
-    });
+    const std::string command = test::pythonCommand(python, kPeer, {"server", path});
+    std::thread runner([&] { peer.set_value(test::run(command)); });
     REQUIRE(eventually([&] { return isSocket(path); }));
     auto inbox = std::make_shared<Inbox>();
     auto client = Bootstrap()

@@ -1,5 +1,6 @@
 #pragma once
-// Helpers shared by the threaded transport tests.
+// Waiting on other threads from a test: for a condition that event loops or peers make true, and
+// for a function run on a channel's loop.
 #include <chrono>
 #include <future>
 #include <netbuf/transport/channel.hpp>

@@ -4,36 +4,15 @@
 // of those frames. Frames are handed on after each read, and before any error of the frame
 // decoder is reported, so messages and errors come out in stream order (as a pipeline fires them).
 
-#include <cstddef>
-#include <exception>
 #include <netbuf/buffer/any_byte_buf.hpp>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/codec/byte_to_message_decoder.hpp>
-#include <string>
-#include <string_view>
+
+#include <exception>
 #include <utility>
 #include <vector>
 
-namespace netbuf::testing {
-
-/// bytes as one ByteBuf frame from the default allocator (the leak check sees it).
-inline AnyByteBuf frame(std::string_view bytes) {
-  ByteBuf b = ByteBufAllocator::defaultAllocator().buffer(bytes.size());
-  b.writeBytes(bytes);
-  return AnyByteBuf(std::in_place_type<ByteBuf>, std::move(b));
-}
-
-/// a + b as one CompositeByteBuf frame of two components (each non-empty piece its own).
-inline AnyByteBuf compositeFrame(std::string_view a, std::string_view b) {
-  auto& alloc = ByteBufAllocator::defaultAllocator();
-  CompositeByteBuf c = alloc.compositeBuffer();
-  for (std::string_view part : {a, b}) {
-    ByteBuf piece = alloc.buffer(part.size());
-    piece.writeBytes(part);
-    c.addComponent(true, std::move(piece));
-  }
-  return AnyByteBuf(std::move(c));
-}
+namespace netbuf::test {
 
 template <class Framer, class Decoder>
 struct FramedPipeline {
@@ -81,16 +60,4 @@ struct FramedPipeline {
   std::vector<AnyByteBuf> frames;  // the framer's output not yet handed on
 };
 
-/// Each payload with a 2-byte big-endian length prefix (for LengthFieldBasedFrameDecoder(big, max,
-/// 0, 2, 0, 2)).
-inline std::string lengthPrefixed(const std::vector<std::string>& payloads) {
-  std::string s;
-  for (const std::string& p : payloads) {
-    s.push_back(static_cast<char>(p.size() >> 8));
-    s.push_back(static_cast<char>(p.size() & 0xff));
-    s += p;
-  }
-  return s;
-}
-
-}  // namespace netbuf::testing
+}  // namespace netbuf::test
