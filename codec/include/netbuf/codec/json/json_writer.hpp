@@ -23,7 +23,8 @@
 //
 // Extended types (Bin, Ext, Timestamp): with extendedTypes, the tagged objects json_parser.hpp
 // reads back ({"$bin":"<base64>"}, {"$ext":[type,"<base64>"]}, {"$timestamp":[s,ns]}, always
-// compact); without it they are an EncoderError naming the type.
+// compact); without it they are an EncoderError naming the type. With extendedTypes a Float32 is
+// tagged too ({"$float32":1.5}: its number as above), so that it reads back as a Float32.
 //
 // Errors (EncoderError, offset kNone; the tree is not changed): a Str flagged invalid UTF-8 (or
 // holding ill-formed UTF-8), NaN or an infinity, a map key that is not a Str, Bin/Ext/Timestamp
@@ -73,7 +74,7 @@ struct JsonWriteOptions {
   bool escapeNonAscii = false;
   /// RFC 8785 output (overrides pretty and escapeNonAscii).
   bool canonical = false;
-  /// Bin/Ext/Timestamp as tagged objects instead of an EncoderError.
+  /// Bin/Ext/Timestamp as tagged objects instead of an EncoderError; Float32 as {"$float32": x}.
   bool extendedTypes = false;
   /// Most arrays/maps open at once (the top-level one is depth 1).
   std::size_t maxDepth = 512;
