@@ -2,7 +2,7 @@
 // baselines are defined once in tools/bench_strings.hpp (shared with `netbuf bench strings`).
 // Names: <operation>/<workload>/<variant>; bytes/s count the operation's input bytes.
 //   utf8_bench --benchmark_min_time=0.1 --benchmark_filter='ascii-1024'
-#include "../tools/bench_strings.hpp"
+#include "bench_strings.hpp"
 
 #include <benchmark/benchmark.h>
 

@@ -20,15 +20,17 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <netbuf/buffer/byte_buf.hpp>
+#include <netbuf/codec/json/json_writer.hpp>
 #include <netbuf/transport/bootstrap.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "cli_options.hpp"
 #include "commands.hpp"
 
 namespace netbuf::tools {
@@ -115,59 +117,68 @@ AcceptResult measure(bool perLoop, std::size_t loops, std::size_t clients, doubl
           overflowsBefore < 0 || overflowsAfter < 0 ? -1 : overflowsAfter - overflowsBefore};
 }
 
-void printAcceptUsage(std::FILE* out) {
-  std::fprintf(
-      out,
-      "usage: netbuf bench accept [--seconds S] [--loops L] [--clients C] [--open-loop]\n\n"
-      "Connections accepted per second by a netbuf server with L loops (default 2), C client\n"
-      "threads (default 2) opening and closing connections for S seconds (default 1) per\n"
-      "design: one acceptor handing sockets out round robin, then one SO_REUSEPORT acceptor\n"
-      "per loop. By default each client waits for the server to close its connection before\n"
-      "the next (closed loop); --open-loop closes right after connect(), which can overflow\n"
-      "the listen queue (see the 'listen overflows' column: each costs a client a 1 s SYN\n"
-      "retransmission).\n");
-}
-
 }  // namespace
 
-int runBenchAccept(const std::vector<std::string_view>& args) {
-  double seconds = 1.0;
-  std::size_t loops = 2, clients = 2;
-  bool openLoop = false;
-  for (std::size_t k = 0; k < args.size(); ++k) {
-    const std::string_view a = args[k];
-    const bool hasValue = k + 1 < args.size();
-    bool ok = true;
-    if (a == "--help" || a == "-h") {
-      printAcceptUsage(stdout);
-      return kExitOk;
-    } else if (a == "--seconds" && hasValue) {
-      ok = parseSeconds(args[++k], seconds) && seconds > 0 && seconds <= 600;
-    } else if (a == "--loops" && hasValue) {
-      ok = parseSize(args[++k], loops) && loops >= 1 && loops <= 256;
-    } else if (a == "--clients" && hasValue) {
-      ok = parseSize(args[++k], clients) && clients >= 1 && clients <= 256;
-    } else if (a == "--open-loop") {
-      openLoop = true;
-    } else {
-      return badOption("bench accept", a, printAcceptUsage);
-    }
-    if (!ok) return badOption("bench accept", args[k], printAcceptUsage);
+int runBenchAccept(const ParsedOptions& options) {
+  const double seconds = options.seconds("--seconds", 600, true);
+  const std::size_t loops = options.count("--loops", 1, 256);
+  const std::size_t clients = options.count("--clients", 1, 256);
+  const bool openLoop = options.flag("--open-loop");
+  const bool json = options.flag("--json");
+  ByteBuf out = Unpooled::buffer(1024);
+  JsonStreamWriter w(out);
+  if (json) {
+    w.beginObject();
+    w.key("suite");
+    w.value("accept");
+    w.key("seconds");
+    w.value(seconds);
+    w.key("loops");
+    w.value(loops);
+    w.key("clients");
+    w.value(clients);
+    w.key("open_loop");
+    w.value(openLoop);
+    w.key("results");
+    w.beginArray();
+  } else {
+    std::printf(
+        "netbuf bench accept: %zu loop(s), %zu client thread(s), %.1f s per design, %s\n\n",
+        loops, clients, seconds,
+        openLoop ? "open loop (clients do not wait for the server)"
+                 : "closed loop (each client waits for the server's close)");
+    std::printf("%-28s %14s %8s %17s\n", "design", "connections/s", "errors", "listen overflows");
   }
-  std::printf("netbuf bench accept: %zu loop(s), %zu client thread(s), %.1f s per design, %s\n\n",
-              loops, clients, seconds,
-              openLoop ? "open loop (clients do not wait for the server)"
-                       : "closed loop (each client waits for the server's close)");
-  std::printf("%-28s %14s %8s %17s\n", "design", "connections/s", "errors", "listen overflows");
   std::uint64_t totalErrors = 0;
   for (bool perLoop : {false, true}) {
     const AcceptResult r = measure(perLoop, loops, clients, seconds, openLoop);
     totalErrors += r.errors;
+    if (json) {
+      w.beginObject();
+      w.key("design");
+      w.value(perLoop ? "per_loop" : "round_robin");
+      w.key("connections_per_s");
+      w.value(static_cast<std::uint64_t>(std::llround(r.connectionsPerSecond)));
+      w.key("errors");
+      w.value(r.errors);
+      w.key("listen_overflows");
+      w.value(r.listenOverflows);
+      w.endObject();
+      continue;
+    }
     std::printf("%-28s %14.0f %8llu %17lld\n",
                 perLoop ? "one acceptor per loop" : "one acceptor, round robin",
                 r.connectionsPerSecond, static_cast<unsigned long long>(r.errors),
                 r.listenOverflows);
     std::fflush(stdout);
+  }
+  if (json) {
+    w.endArray();
+    w.key("ok");
+    w.value(totalErrors == 0);
+    w.endObject();
+    std::fwrite(out.readableStringView().data(), 1, out.readableBytes(), stdout);
+    std::printf("\n");
   }
   return totalErrors == 0 ? kExitOk : kExitFailure;
 }

@@ -1,22 +1,21 @@
-// `netbuf bench strings [--seconds S] [--json] [--data DIR]`: runs the shared string workloads
-// (tools/bench_strings.hpp) with a steady_clock timing loop and prints a JMH-like table: one row
-// per operation and workload, netbuf's throughput and its ratio to each baseline.
+// `netbuf bench strings`: runs the shared string workloads (bench_support/bench_strings.hpp) with a
+// steady_clock timing loop and prints a JMH-like table (or one JSON object): one row per operation
+// and workload, netbuf's throughput and its ratio to each baseline.
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 
 #include <unistd.h>
 
-#include "bench_strings.hpp"
-#include "cli_options.hpp"
-#include "commands.hpp"
+#include <netbuf/buffer/byte_buf.hpp>
+#include <netbuf/codec/json/json_writer.hpp>
 
-#ifndef NETBUF_BENCH_DATA_DIR
-#define NETBUF_BENCH_DATA_DIR "microbench/data"
-#endif
+#include "bench_strings.hpp"
+#include "commands.hpp"
 
 namespace netbuf::tools {
 namespace {
@@ -26,18 +25,13 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   double seconds = 3.0;
   bool json = false;
-  std::string dataDir = NETBUF_BENCH_DATA_DIR;
+  std::string dataDir;
 };
 
-void printBenchUsage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: netbuf bench strings [--seconds S] [--json] [--data DIR]\n"
-               "       netbuf bench echo --help   (echo server/client matrix)\n"
-               "       netbuf bench accept --help (accepting: one acceptor or one per loop)\n\n"
-               "  --seconds S  total measuring time, spread over all rows (default 3)\n"
-               "  --json       machine-readable output on stdout\n"
-               "  --data DIR   directory holding bench-strings/ (default %s)\n",
-               NETBUF_BENCH_DATA_DIR);
+/// v rounded to `digits` decimals: JSON output keeps the precision the measurement has.
+double rounded(double v, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
 }
 
 // Keeps results observable so the compiler cannot drop the measured calls.
@@ -81,15 +75,6 @@ struct Row {
   bool has[5] = {false, false, false, false, false};
 };
 
-std::string jsonEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 int benchStrings(const Options& opt) {
   const std::vector<bench::Workload> workloads = bench::loadWorkloads(opt.dataDir);
   bench::Destination dst(bench::destinationBytes(workloads));
@@ -126,23 +111,53 @@ int benchStrings(const Options& opt) {
     return r.has[static_cast<int>(base)] ? r.ns[static_cast<int>(base)] / r.ns[0] : 0.0;
   };
   if (opt.json) {
-    std::printf("{\"isa\":\"%s\",\"seconds\":%g,\"results\":[", isa, opt.seconds);
-    for (std::size_t k = 0; k < rows.size(); ++k) {
-      const Row& r = rows[k];
-      std::printf("%s\n {\"benchmark\":\"%s\",\"workload\":\"%s\",\"input_bytes\":%zu",
-                  k ? "," : "", jsonEscape(r.op).c_str(), jsonEscape(r.workload).c_str(),
-                  r.inputBytes);
-      for (V v : {V::Netbuf, V::NetbufScalar, V::Loop, V::Codecvt, V::Memcpy}) {
-        if (!r.has[static_cast<int>(v)]) continue;
-        const double ns = r.ns[static_cast<int>(v)];
-        std::printf(",\"%s\":{\"ns_per_op\":%.3f,\"ops_per_s\":%.0f,\"mb_per_s\":%.1f}",
-                    bench::variantName(v), ns, 1e9 / ns,
-                    static_cast<double>(r.inputBytes) / ns * 1e3);
+    ByteBuf out = Unpooled::buffer(4096);
+    {
+      JsonStreamWriter w(out);
+      w.beginObject();
+      w.key("isa");
+      w.value(isa);
+      w.key("seconds");
+      w.value(opt.seconds);
+      w.key("results");
+      w.beginArray();
+      for (const Row& r : rows) {
+        w.beginObject();
+        w.key("benchmark");
+        w.value(r.op);
+        w.key("workload");
+        w.value(r.workload);
+        w.key("input_bytes");
+        w.value(r.inputBytes);
+        for (V v : {V::Netbuf, V::NetbufScalar, V::Loop, V::Codecvt, V::Memcpy}) {
+          if (!r.has[static_cast<int>(v)]) continue;
+          const double ns = r.ns[static_cast<int>(v)];
+          w.key(bench::variantName(v));
+          w.beginObject();
+          w.key("ns_per_op");
+          w.value(rounded(ns, 3));
+          w.key("ops_per_s");
+          w.value(static_cast<std::uint64_t>(std::llround(1e9 / ns)));
+          w.key("mb_per_s");
+          w.value(rounded(static_cast<double>(r.inputBytes) / ns * 1e3, 1));
+          w.endObject();
+        }
+        w.key("ratio");
+        w.beginObject();
+        w.key("scalar_loop");
+        w.value(rounded(ratio(r, V::Loop), 3));
+        w.key("codecvt");
+        w.value(rounded(ratio(r, V::Codecvt), 3));
+        w.key("memcpy");
+        w.value(rounded(ratio(r, V::Memcpy), 3));
+        w.endObject();
+        w.endObject();
       }
-      std::printf(",\"ratio\":{\"scalar_loop\":%.3f,\"codecvt\":%.3f,\"memcpy\":%.3f}}",
-                  ratio(r, V::Loop), ratio(r, V::Codecvt), ratio(r, V::Memcpy));
+      w.endArray();
+      w.endObject();
     }
-    std::printf("\n]}\n");
+    out.writeByte('\n');
+    std::fwrite(out.readableStringView().data(), 1, out.readableBytes(), stdout);
     return kExitOk;
   }
   std::printf("netbuf bench strings (ISA %s, %.1f s)\n", isa, opt.seconds);
@@ -167,49 +182,11 @@ int benchStrings(const Options& opt) {
 
 }  // namespace
 
-int runBench(const std::vector<std::string_view>& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    printBenchUsage(args.empty() ? stderr : stdout);
-    return args.empty() ? kExitUsage : kExitOk;
-  }
-  if (args[0] == "echo")
-    return runBenchEcho(std::vector<std::string_view>(args.begin() + 1, args.end()));
-  if (args[0] == "accept")
-    return runBenchAccept(std::vector<std::string_view>(args.begin() + 1, args.end()));
-  if (args[0] != "strings") {
-    std::fprintf(stderr, "netbuf bench: unknown suite '%.*s' (available: strings, echo, accept)\n",
-                 static_cast<int>(args[0].size()), args[0].data());
-    return kExitUsage;
-  }
+int runBenchStrings(const ParsedOptions& options) {
   Options opt;
-  for (std::size_t k = 1; k < args.size(); ++k) {
-    const std::string_view a = args[k];
-    if (a == "--help" || a == "-h") {
-      printBenchUsage(stdout);
-      return kExitOk;
-    } else if (a == "--json") {
-      opt.json = true;
-    } else if ((a == "--seconds" || a == "--data") && k + 1 < args.size()) {
-      const std::string value(args[++k]);
-      if (a == "--data") {
-        opt.dataDir = value;
-        continue;
-      }
-      double s = 0;
-      if (!parseSeconds(value, s) || !(s > 0) || s > 3600) {
-        std::fprintf(stderr,
-                     "netbuf bench strings: --seconds needs a number in (0, 3600], got '%s'\n",
-                     value.c_str());
-        return kExitUsage;
-      }
-      opt.seconds = s;
-    } else {
-      std::fprintf(stderr, "netbuf bench strings: unknown or incomplete option '%.*s'\n",
-                   static_cast<int>(a.size()), a.data());
-      printBenchUsage(stderr);
-      return kExitUsage;
-    }
-  }
+  opt.seconds = options.seconds("--seconds", 3600, true);
+  opt.json = options.flag("--json");
+  opt.dataDir = options.text("--data");
   return benchStrings(opt);
 }
 

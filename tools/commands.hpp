@@ -1,37 +1,36 @@
 #pragma once
-// Subcommands of the `netbuf` tool. Each takes the arguments after its name and returns an exit
-// code; errors it cannot report itself are thrown as std::exception and reported by main.
+// The `netbuf` tool's subcommand handlers (one file per command family) and the table that names
+// them (command_table.cpp). Each handler runs with its options parsed (command_line.hpp) and
+// returns an exit code; invalid values are UsageErrors, other failures std::exceptions (both
+// reported by runCommandLine).
 
-#include <string_view>
-#include <vector>
+#include <span>
+
+#include "command_line.hpp"
 
 namespace netbuf::tools {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitUsage = 2;
+/// Every command of the tool, with its subcommands, usage texts and handlers.
+std::span<const Command> commandTable();
 
-/// `netbuf bench <suite>`; suites: strings, echo.
-int runBench(const std::vector<std::string_view>& args);
+// bench_command.cpp, echo_command.cpp, accept_bench.cpp
+int runBenchStrings(const ParsedOptions& options);
+int runBenchEcho(const ParsedOptions& options);
+int runBenchAccept(const ParsedOptions& options);
 
-/// `netbuf serve <server>`; servers: echo (tools/echo_command.cpp).
-int runServe(const std::vector<std::string_view>& args);
+// echo_command.cpp
+int runServeEcho(const ParsedOptions& options);
+int runLoadEcho(const ParsedOptions& options);
 
-/// `netbuf load <load>`; loads: echo (tools/echo_command.cpp).
-int runLoad(const std::vector<std::string_view>& args);
+// rpc_command.cpp
+int runServeRpc(const ParsedOptions& options);
+int runLoadRpc(const ParsedOptions& options);
 
-/// `netbuf serve rpc` / `netbuf load rpc`: the arguments after "rpc" (tools/rpc_command.cpp).
-int runServeRpc(const std::vector<std::string_view>& args);
-int runLoadRpc(const std::vector<std::string_view>& args);
-
-/// `netbuf msgpack encode|decode` (tools/data_commands.cpp).
-int runMsgpack(const std::vector<std::string_view>& args);
-/// `netbuf json validate|canonical|pretty` (tools/data_commands.cpp).
-int runJson(const std::vector<std::string_view>& args);
-
-/// `netbuf bench echo`: the arguments after "echo" (tools/echo_command.cpp).
-int runBenchEcho(const std::vector<std::string_view>& args);
-/// `netbuf bench accept`: connections accepted per second, single acceptor vs one per loop.
-int runBenchAccept(const std::vector<std::string_view>& args);
+// data_commands.cpp
+int runMsgpackEncode(const ParsedOptions& options);
+int runMsgpackDecode(const ParsedOptions& options);
+int runJsonValidate(const ParsedOptions& options);
+int runJsonCanonical(const ParsedOptions& options);
+int runJsonPretty(const ParsedOptions& options);
 
 }  // namespace netbuf::tools

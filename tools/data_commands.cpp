@@ -1,16 +1,9 @@
 // `netbuf msgpack encode|decode` and `netbuf json validate|canonical|pretty`: the document codecs
-// on stdin/stdout.
-//
-// MessagePack <-> JSON mapping (docs/msgpack.md, "The netbuf tool"): JSON's types map to their
-// MessagePack counterparts (integers that fit int64/uint64 stay integers, other numbers are
-// float64); MessagePack's extra types use the JSON codec's extended-type convention:
-//   bin        {"$bin": "<base64>"}
-//   ext        {"$ext": [type, "<base64>"]}
-//   timestamp  {"$timestamp": [seconds, nanoseconds]}
-// float32 values are written as JSON numbers (their shortest float form) and come back as
-// float64; maps whose keys are not all strings cannot be written as JSON (an error naming the
-// offset of the map). `decode` accepts a sequence of concatenated MessagePack values and writes one
-// JSON document per line.
+// on stdin/stdout. The MessagePack <-> JSON mapping is JSON's extended-type convention
+// (json_parser.hpp, json_writer.hpp; the tool's help text shows it): MessagePack's float32, bin,
+// ext and timestamp are tagged objects, so a decode followed by an encode gives back the input
+// byte for byte for every value in its shortest encoding. `decode` accepts a sequence of
+// concatenated MessagePack values and writes one JSON document per line.
 //
 // Exit status: 0 on success, 1 on bad input (the message names the error and its offset), 2 on a
 // usage error.
@@ -19,8 +12,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include <netbuf/codec/document.hpp>
 #include <netbuf/codec/json/json_parser.hpp>
@@ -48,40 +39,11 @@ void writeAll(std::string_view bytes) {
   }
 }
 
-void printMsgpackUsage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: netbuf msgpack encode [--canonical]   JSON on stdin -> MessagePack on "
-               "stdout\n"
-               "       netbuf msgpack decode [--pretty] [--lenient-utf8]\n"
-               "                                              MessagePack on stdin -> JSON lines "
-               "on stdout\n"
-               "JSON mapping of MessagePack's extra types: {\"$bin\": \"<base64>\"}, "
-               "{\"$ext\": [type, \"<base64>\"]},\n{\"$timestamp\": [seconds, nanoseconds]}.\n");
-}
+}  // namespace
 
-void printJsonUsage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: netbuf json validate    exit 0 if stdin is one valid JSON document, else 1 "
-               "with the error\n"
-               "       netbuf json canonical   RFC 8785 (JCS) canonical form on stdout\n"
-               "       netbuf json pretty      indented form on stdout\n");
-}
-
-int usageError(const char* command, std::string_view what, void (*usage)(std::FILE*)) {
-  std::fprintf(stderr, "netbuf %s: %.*s\n\n", command, static_cast<int>(what.size()), what.data());
-  usage(stderr);
-  return kExitUsage;
-}
-
-int msgpackEncode(const std::vector<std::string_view>& args) {
+int runMsgpackEncode(const ParsedOptions& options) {
   MessagePackWriteOptions writeOptions;
-  for (std::string_view a : args) {
-    if (a == "--canonical") {
-      writeOptions.canonical = true;
-    } else {
-      return usageError("msgpack encode", fmt::format("unknown option '{}'", a), printMsgpackUsage);
-    }
-  }
+  writeOptions.canonical = options.flag("--canonical");
   const std::string text = readAll(stdin);
   Document doc;
   JsonParseOptions parseOptions;
@@ -103,19 +65,12 @@ int msgpackEncode(const std::vector<std::string_view>& args) {
   return kExitOk;
 }
 
-int msgpackDecode(const std::vector<std::string_view>& args) {
+int runMsgpackDecode(const ParsedOptions& options) {
   JsonWriteOptions writeOptions;
   writeOptions.extendedTypes = true;
+  writeOptions.pretty = options.flag("--pretty");
   MessagePackReadOptions readOptions;
-  for (std::string_view a : args) {
-    if (a == "--pretty") {
-      writeOptions.pretty = true;
-    } else if (a == "--lenient-utf8") {
-      readOptions.lenientUtf8 = true;
-    } else {
-      return usageError("msgpack decode", fmt::format("unknown option '{}'", a), printMsgpackUsage);
-    }
-  }
+  readOptions.lenientUtf8 = options.flag("--lenient-utf8");
   const std::string data = readAll(stdin);
   const auto bytes = std::as_bytes(std::span(data));
   if (bytes.empty()) {
@@ -152,18 +107,10 @@ int msgpackDecode(const std::vector<std::string_view>& args) {
   return kExitOk;
 }
 
-int runJsonCommand(std::string_view sub, const std::vector<std::string_view>& rest) {
-  if (!rest.empty()) {
-    return usageError("json", fmt::format("unknown option '{}'", rest[0]), printJsonUsage);
-  }
-  JsonWriteOptions writeOptions;
-  if (sub == "canonical") {
-    writeOptions.canonical = true;
-  } else if (sub == "pretty") {
-    writeOptions.pretty = true;
-  } else if (sub != "validate") {
-    return usageError("json", fmt::format("unknown subcommand '{}'", sub), printJsonUsage);
-  }
+namespace {
+
+/// `netbuf json SUB`: parses stdin, then (unless validating) writes it with writeOptions.
+int runJson(std::string_view sub, const JsonWriteOptions* writeOptions) {
   const std::string text = readAll(stdin);
   Document doc;
   try {
@@ -173,10 +120,10 @@ int runJsonCommand(std::string_view sub, const std::vector<std::string_view>& re
                  e.what());
     return kExitFailure;
   }
-  if (sub == "validate") return kExitOk;
+  if (writeOptions == nullptr) return kExitOk;
   ByteBuf out = ByteBufAllocator::defaultAllocator().buffer(text.size() + 16);
   try {
-    json::write(doc.root(), out, writeOptions);
+    json::write(doc.root(), out, *writeOptions);
   } catch (const Error& e) {
     std::fprintf(stderr, "netbuf json %.*s: %s\n", static_cast<int>(sub.size()), sub.data(),
                  e.what());
@@ -189,23 +136,16 @@ int runJsonCommand(std::string_view sub, const std::vector<std::string_view>& re
 
 }  // namespace
 
-int runMsgpack(const std::vector<std::string_view>& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    printMsgpackUsage(args.empty() ? stderr : stdout);
-    return args.empty() ? kExitUsage : kExitOk;
-  }
-  const std::vector<std::string_view> rest(args.begin() + 1, args.end());
-  if (args[0] == "encode") return msgpackEncode(rest);
-  if (args[0] == "decode") return msgpackDecode(rest);
-  return usageError("msgpack", fmt::format("unknown subcommand '{}'", args[0]), printMsgpackUsage);
+int runJsonValidate(const ParsedOptions&) { return runJson("validate", nullptr); }
+
+int runJsonCanonical(const ParsedOptions&) {
+  const JsonWriteOptions o{.canonical = true};
+  return runJson("canonical", &o);
 }
 
-int runJson(const std::vector<std::string_view>& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    printJsonUsage(args.empty() ? stderr : stdout);
-    return args.empty() ? kExitUsage : kExitOk;
-  }
-  return runJsonCommand(args[0], std::vector<std::string_view>(args.begin() + 1, args.end()));
+int runJsonPretty(const ParsedOptions&) {
+  const JsonWriteOptions o{.pretty = true};
+  return runJson("pretty", &o);
 }
 
 }  // namespace netbuf::tools

@@ -13,11 +13,14 @@
 
 #include <fmt/format.h>
 
+#include <netbuf/buffer/byte_buf.hpp>
+#include <netbuf/codec/json/json_writer.hpp>
+
 #include "asio_echo_server.hpp"
-#include "cli_options.hpp"
 #include "commands.hpp"
 #include "echo_load.hpp"
 #include "netbuf_echo_server.hpp"
+#include "stop_signals.hpp"
 
 namespace netbuf::tools {
 namespace {
@@ -27,16 +30,7 @@ enum class EchoImpl { Netbuf, Asio };
 
 const char* implName(EchoImpl i) { return i == EchoImpl::Netbuf ? "netbuf" : "asio"; }
 
-bool parseImpl(std::string_view s, EchoImpl& out) {
-  if (s == "netbuf") {
-    out = EchoImpl::Netbuf;
-  } else if (s == "asio") {
-    out = EchoImpl::Asio;
-  } else {
-    return false;
-  }
-  return true;
-}
+constexpr std::string_view kImplNames[] = {"netbuf", "asio"};
 
 class AnyEchoServer {
  public:
@@ -60,64 +54,32 @@ class AnyEchoServer {
   std::unique_ptr<AsioEchoServer> asio_;
 };
 
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // serve echo
 
-void printServeUsage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: netbuf serve echo [--host ADDR] [--port P | --unix PATH] [--udp]\n"
-               "                         [--threads T] [--impl I]\n\n"
-               "Runs an echo server until SIGINT or SIGTERM. Prints 'listening on ADDR:PORT' (or\n"
-               "'listening on unix:PATH', 'listening on udp:ADDR:PORT') first, on one line.\n\n"
-               "  --host ADDR    address to listen on (default 127.0.0.1)\n"
-               "  --port P       port (default 0: any free port, printed)\n"
-               "  --unix PATH    listen on a Unix domain stream socket instead ('@name': an\n"
-               "                 abstract one); netbuf's server only\n"
-               "  --udp          echo UDP datagrams on ADDR:PORT instead (each to its sender);\n"
-               "                 netbuf's server only\n"
-               "  --threads T    I/O threads, one io_context each (default 1)\n"
-               "  --impl I       the server: 'netbuf' (default; netbuf's transport) or 'asio'\n"
-               "                 (a hand-written plain Boost.Asio server, the floor netbuf is\n"
-               "                 measured against)\n\n"
-               "The MessagePack-RPC server: see 'netbuf serve rpc --help'.\n");
-}
-
-int runServeEcho(const std::vector<std::string_view>& args) {
+int runServeEcho(const ParsedOptions& options) {
   AsioEchoServerOptions opt;
-  EchoImpl impl = EchoImpl::Netbuf;
-  for (std::size_t k = 0; k < args.size(); ++k) {
-    const std::string_view a = args[k];
-    bool ok = true;
-    if (a == "--help" || a == "-h") {
-      printServeUsage(stdout);
-      return kExitOk;
-    } else if (parseServeOption(args, k, opt.address, opt.port, opt.threads, ok)) {
-    } else if (a == "--impl" && k + 1 < args.size()) {
-      ok = parseImpl(args[++k], impl);
-    } else if (a == "--udp") {
-      opt.udp = true;
-    } else if (a == "--unix" && k + 1 < args.size()) {
-      opt.unixPath = std::string(args[++k]);
-      ok = !opt.unixPath.empty();
-    } else {
-      return badOption("serve echo", a, printServeUsage);
-    }
-    if (!ok) return badOption("serve echo", args[k], printServeUsage);
+  opt.address = options.text("--host");
+  opt.port = options.port("--port");
+  opt.threads = options.count("--threads", 1, 1024);
+  const auto impl = static_cast<EchoImpl>(options.choice("--impl", kImplNames));
+  opt.udp = options.flag("--udp");
+  if (options.given("--unix")) {
+    opt.unixPath = options.text("--unix");
+    if (opt.unixPath.empty()) options.invalid("--unix", "a socket path");
   }
   if ((!opt.unixPath.empty() || opt.udp) && impl != EchoImpl::Netbuf)
-    return invalidOptions("serve echo", "--unix and --udp are served by --impl netbuf only");
-  if (!opt.unixPath.empty() && opt.udp)
-    return invalidOptions("serve echo", "--unix and --udp exclude each other");
+    throw UsageError("--unix and --udp are served by --impl netbuf only");
+  if (!opt.unixPath.empty() && opt.udp) throw UsageError("--unix and --udp exclude each other");
 
   const sigset_t signals = blockStopSignals();  // before the server's threads exist
 
   AnyEchoServer server(impl, opt);
   server.start();
   if (opt.udp) {
-    const bool v6 = opt.address.find(':') != std::string::npos;
-    std::printf("listening on udp:%s%s%s:%u\n", v6 ? "[" : "", opt.address.c_str(), v6 ? "]" : "",
-                static_cast<unsigned>(server.port()));
-    std::fflush(stdout);
+    printListening(opt.address, server.port(), "udp:");
   } else if (opt.unixPath.empty()) {
     printListening(opt.address, server.port());
   } else {
@@ -142,71 +104,21 @@ int runServeEcho(const std::vector<std::string_view>& args) {
 // ---------------------------------------------------------------------------------------------
 // load echo
 
-void printLoadUsage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: netbuf load echo --port P [--host H] [--connections C] [--size N]\n"
-               "                        [--window W] [--duration D] [--warmup S] [--threads T]\n"
-               "                        [--server-pid PID] [--json] [--progress]\n\n"
-               "Drives an echo server: each connection keeps W messages of N bytes in flight,\n"
-               "sending one more for every one echoed back. Prints messages/s, MB/s (echoed\n"
-               "payload, 1 MB = 1e6 bytes) and p50/p99/p999/max latency (send to last byte back).\n"
-               "Exits 1 when any error or mismatch occurred or no message completed.\n\n"
-               "  --host H          server address or name (default 127.0.0.1)\n"
-               "  --port P          server port (required)\n"
-               "  --connections C   connections (default 1)\n"
-               "  --size N          message bytes, >= 8; K/M suffixes are binary (default 128)\n"
-               "  --window W        messages in flight per connection (default 1)\n"
-               "  --duration D      measured seconds (default 5)\n"
-               "  --warmup S        seconds run before measuring (default 0.5)\n"
-               "  --threads T       client threads; connections spread round robin (default 1)\n"
-               "  --server-pid PID  also report the CPU time process PID (the server) used in\n"
-               "                    the measured window, and per message (Linux /proc)\n"
-               "  --json            one JSON object on stdout\n"
-               "  --progress        a progress line on stderr every 0.5 s (elapsed / total\n"
-               "                    seconds, msgs/s and MB/s since the previous line, errors):\n"
-               "                    rewritten in place on a terminal, one line each otherwise\n\n"
-               "The MessagePack-RPC load: see 'netbuf load rpc --help'.\n");
-}
-
-/// Parses the load options shared by `load echo`; returns -1 when parsed, else an exit code.
-int parseLoadOptions(const std::vector<std::string_view>& args, EchoLoadOptions& opt, bool& json,
-                     bool& progress) {
-  bool havePort = false;
-  for (std::size_t k = 0; k < args.size(); ++k) {
-    const std::string_view a = args[k];
-    const bool hasValue = k + 1 < args.size();
-    bool ok = true;
-    if (a == "--help" || a == "-h") {
-      printLoadUsage(stdout);
-      return kExitOk;
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "--progress") {
-      progress = true;
-    } else if (parseLoadOption(args, k, opt, havePort, ok)) {
-    } else if (a == "--size" && hasValue) {
-      ok = parseBytes(args[++k], opt.messageSize);
-    } else if (a == "--duration" && hasValue) {
-      ok = parseSeconds(args[++k], opt.durationSeconds);
-    } else if (a == "--server-pid" && hasValue) {
-      std::size_t pid = 0;
-      ok = parseSize(args[++k], pid) && pid >= 1 && pid <= INT32_MAX;
-      opt.serverPid = static_cast<int>(pid);
-    } else {
-      return badOption("load echo", a, printLoadUsage);
-    }
-    if (!ok) return badOption("load echo", args[k], printLoadUsage);
-  }
-  if (!havePort) return missingOption("load echo", "--port", printLoadUsage);
-  if (const std::string why = opt.validate(); !why.empty()) return invalidOptions("load echo", why);
-  return -1;
-}
-
-int runLoadEcho(const std::vector<std::string_view>& args) {
+int runLoadEcho(const ParsedOptions& options) {
   EchoLoadOptions opt;
-  bool json = false;
-  bool progress = false;
-  if (const int rc = parseLoadOptions(args, opt, json, progress); rc >= 0) return rc;
+  opt.host = options.text("--host");
+  opt.port = options.port("--port", true);
+  opt.connections = options.count("--connections");
+  opt.messageSize = options.bytes("--size");
+  opt.window = options.count("--window");
+  opt.durationSeconds = options.seconds("--duration");
+  opt.warmupSeconds = options.seconds("--warmup");
+  opt.threads = options.count("--threads");
+  if (options.given("--server-pid"))
+    opt.serverPid = static_cast<int>(options.count("--server-pid", 1, INT32_MAX));
+  const bool json = options.flag("--json");
+  const bool progress = options.flag("--progress");
+  if (const std::string why = opt.validate(); !why.empty()) throw UsageError(why);
   // Progress goes to stderr (stdout keeps only the result): on a terminal one line rewritten in
   // place (padded over the previous, longer one), ended by a newline before the result; else one
   // line per report, so logs and pipes get whole lines.
@@ -254,77 +166,21 @@ int runLoadEcho(const std::vector<std::string_view>& args) {
 // ---------------------------------------------------------------------------------------------
 // bench echo
 
-void printBenchEchoUsage(std::FILE* out) {
-  std::fprintf(
-      out,
-      "usage: netbuf bench echo [--seconds S] [--impl I] [--json]\n\n"
-      "Starts an echo server in this process on 127.0.0.1 (port 0, one I/O thread) and\n"
-      "drives it with the load client (one thread) over the standard matrix: 1 and 16\n"
-      "connections x 128 B and 16 KiB messages x window 1 and 64. One row per case and\n"
-      "server; with both servers, each case runs on both back to back (same conditions)\n"
-      "and the netbuf/asio ratio of messages per second follows, then the ratio of the\n"
-      "server threads' CPU time per message (asio's / netbuf's; /proc, Linux).\n\n"
-      "  --seconds S   measured seconds per row (default 1); each row first warms up\n"
-      "                for min(0.5, S/2) seconds\n"
-      "  --impl I      'both' (default), 'netbuf' or 'asio' (plain Boost.Asio, the floor)\n"
-      "  --json        machine-readable output on stdout\n");
-}
-
-}  // namespace
-
-int runServe(const std::vector<std::string_view>& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    printServeUsage(args.empty() ? stderr : stdout);
-    return args.empty() ? kExitUsage : kExitOk;
-  }
-  if (args[0] != "echo") {
-    std::fprintf(stderr, "netbuf serve: unknown server '%.*s' (available: echo, rpc)\n",
-                 static_cast<int>(args[0].size()), args[0].data());
-    return kExitUsage;
-  }
-  return runServeEcho(std::vector<std::string_view>(args.begin() + 1, args.end()));
-}
-
-int runLoad(const std::vector<std::string_view>& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    printLoadUsage(args.empty() ? stderr : stdout);
-    return args.empty() ? kExitUsage : kExitOk;
-  }
-  if (args[0] != "echo") {
-    std::fprintf(stderr, "netbuf load: unknown load '%.*s' (available: echo, rpc)\n",
-                 static_cast<int>(args[0].size()), args[0].data());
-    return kExitUsage;
-  }
-  return runLoadEcho(std::vector<std::string_view>(args.begin() + 1, args.end()));
-}
-
-int runBenchEcho(const std::vector<std::string_view>& args) {
-  double seconds = 1.0;
-  bool json = false;
-  std::vector<EchoImpl> impls = {EchoImpl::Asio, EchoImpl::Netbuf};
-  for (std::size_t k = 0; k < args.size(); ++k) {
-    const std::string_view a = args[k];
-    const bool hasValue = k + 1 < args.size();
-    if (a == "--help" || a == "-h") {
-      printBenchEchoUsage(stdout);
-      return kExitOk;
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "--seconds" && hasValue) {
-      if (!parseSeconds(args[++k], seconds) || !(seconds > 0) || seconds > 3600)
-        return badOption("bench echo", args[k], printBenchEchoUsage);
-    } else if (a == "--impl" && hasValue) {
-      EchoImpl one{};
-      if (args[++k] == "both") {
-        impls = {EchoImpl::Asio, EchoImpl::Netbuf};
-      } else if (parseImpl(args[k], one)) {
-        impls = {one};
-      } else {
-        return badOption("bench echo", args[k], printBenchEchoUsage);
-      }
-    } else {
-      return badOption("bench echo", a, printBenchEchoUsage);
-    }
+int runBenchEcho(const ParsedOptions& options) {
+  const double seconds = options.seconds("--seconds", 3600, true);
+  const bool json = options.flag("--json");
+  constexpr std::string_view kChoices[] = {"both", "netbuf", "asio"};
+  std::vector<EchoImpl> impls;
+  switch (options.choice("--impl", kChoices)) {
+    case 0:
+      impls = {EchoImpl::Asio, EchoImpl::Netbuf};
+      break;
+    case 1:
+      impls = {EchoImpl::Netbuf};
+      break;
+    default:
+      impls = {EchoImpl::Asio};
+      break;
   }
 
   std::vector<std::unique_ptr<AnyEchoServer>> servers;
@@ -342,8 +198,24 @@ int runBenchEcho(const std::vector<std::string_view>& args) {
       for (std::size_t w : {1, 64}) cases.push_back({c, n, w});
 
   bool allOk = true;
+  // JSON: one object, written row by row; each complete row is flushed to stdout as it comes, so
+  // a reader sees progress (the bytes flushed are consumed from `out`, never moved: the writer
+  // keeps writing after them).
+  ByteBuf out = Unpooled::buffer(4096);
+  JsonStreamWriter w(out);
+  const auto flushJson = [&] {
+    w.commit();
+    std::fwrite(out.readableStringView().data(), 1, out.readableBytes(), stdout);
+    out.skipBytes(out.readableBytes());
+  };
   if (json) {
-    std::printf("{\"suite\":\"echo\",\"seconds\":%g,\"results\":[", seconds);
+    w.beginObject();
+    w.key("suite");
+    w.value("echo");
+    w.key("seconds");
+    w.value(seconds);
+    w.key("results");
+    w.beginArray();
   } else {
     std::printf(
         "netbuf bench echo: echo servers with 1 I/O thread on 127.0.0.1 (netbuf's and the plain\n"
@@ -356,7 +228,6 @@ int runBenchEcho(const std::vector<std::string_view>& args) {
   }
   std::fflush(stdout);
   std::string firstError;
-  bool firstRow = true;
   for (const Case& c : cases) {
     double asioRate = 0;
     double asioCpu = -1;
@@ -376,8 +247,12 @@ int runBenchEcho(const std::vector<std::string_view>& args) {
       if (firstError.empty()) firstError = r.firstError;
       const char* name = implName(impls[s]);
       if (json) {
-        const std::string row = echoJson(opt, r);  // {"connections":...}
-        std::printf("%s\n {\"impl\":\"%s\",%s", firstRow ? "" : ",", name, row.c_str() + 1);
+        w.beginObject();
+        w.key("impl");
+        w.value(name);
+        writeEchoFields(w, opt, r);
+        w.endObject();
+        flushJson();
       } else {
         std::string line = fmt::format("{:<6} {}", name, echoTableRow(opt, r));
         if (cpuPerMessage >= 0) line += fmt::format(" {:9.3f}", cpuPerMessage);
@@ -392,18 +267,19 @@ int runBenchEcho(const std::vector<std::string_view>& args) {
         }
         std::printf("%s\n", line.c_str());
       }
-      firstRow = false;
       std::fflush(stdout);
     }
   }
   for (auto& server : servers) server->stop();
   if (json) {
-    std::printf("\n],\"ok\":%s}\n", allOk ? "true" : "false");
-  } else {
-    std::printf(
-        "\nNetty 4.1 (NIO, 1 server thread, 128 B, window 64) for reference: 1.08-1.29M\n"
-        "msgs/s on 1 connection, 2.05-2.64M on 16 (published, other hardware).\n");
-    if (!firstError.empty()) std::printf("first error: %s\n", firstError.c_str());
+    w.endArray();
+    w.key("ok");
+    w.value(allOk);
+    w.endObject();
+    flushJson();
+    std::printf("\n");
+  } else if (!firstError.empty()) {
+    std::printf("\nfirst error: %s\n", firstError.c_str());
   }
   return allOk ? kExitOk : kExitFailure;
 }

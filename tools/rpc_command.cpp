@@ -3,75 +3,30 @@
 
 #include <signal.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <netbuf/buffer/byte_buf.hpp>
+#include <netbuf/codec/json/json_writer.hpp>
 #include <netbuf/transport/event_loop.hpp>
 #include <netbuf/rpc/message_pack_rpc_server.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "cli_options.hpp"
 #include "commands.hpp"
 #include "rpc_load.hpp"
 #include "rpc_service.hpp"
+#include "stop_signals.hpp"
 
 namespace netbuf::tools {
-namespace {
 
-void printServeRpcUsage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: netbuf serve rpc [--host ADDR] [--port P] [--threads T]\n\n"
-               "Runs a MessagePack-RPC server until SIGINT or SIGTERM. Prints\n"
-               "'listening on ADDR:PORT' first, on one line. Methods:\n"
-               "  echo(...)        returns its params array\n"
-               "  add(a, b)        a + b (integers; overflow -> error)\n"
-               "  put(key, bin)    stores the bin under the str key, returns nil\n"
-               "  get(key)         the bin stored under key, or nil\n"
-               "  sleep(ms)        replies ms after ms milliseconds (asynchronous)\n\n"
-               "  --host ADDR    address to listen on (default 127.0.0.1)\n"
-               "  --port P       port (default 0: any free port, printed)\n"
-               "  --threads T    I/O threads (default 1)\n");
-}
-
-void printLoadRpcUsage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: netbuf load rpc --port P [--host H] [--connections C] [--window W]\n"
-               "                       [--seconds S] [--warmup S] [--method M] [--payload N]\n"
-               "                       [--threads T]\n\n"
-               "Drives a `netbuf serve rpc` server: each connection keeps W calls in flight,\n"
-               "issuing one more for every one completed. Prints calls/s and p50/p99/p999/max\n"
-               "latency (call to callback). Exits 1 when any call failed or none completed.\n\n"
-               "  --host H          server address (default 127.0.0.1)\n"
-               "  --port P          server port (required)\n"
-               "  --connections C   connections (default 1)\n"
-               "  --window W        calls in flight per connection (default 16)\n"
-               "  --seconds S       measured seconds (default 5)\n"
-               "  --warmup S        seconds run before measuring (default 0.5)\n"
-               "  --method M        echo (default), add or put-get\n"
-               "  --payload N       bin bytes for echo and put (default 16)\n"
-               "  --threads T       client event loops (default 1)\n");
-}
-
-}  // namespace
-
-int runServeRpc(const std::vector<std::string_view>& args) {
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 0;
-  std::size_t threads = 1;
-  for (std::size_t k = 0; k < args.size(); ++k) {
-    const std::string_view a = args[k];
-    bool ok = true;
-    if (a == "--help" || a == "-h") {
-      printServeRpcUsage(stdout);
-      return kExitOk;
-    } else if (!parseServeOption(args, k, host, port, threads, ok)) {
-      return badOption("serve rpc", a, printServeRpcUsage);
-    }
-    if (!ok) return badOption("serve rpc", args[k], printServeRpcUsage);
-  }
+int runServeRpc(const ParsedOptions& options) {
+  const std::string host = options.text("--host");
+  const std::uint16_t port = options.port("--port");
+  const std::size_t threads = options.count("--threads", 1, 1024);
 
   const sigset_t signals = blockStopSignals();  // before the loops' threads exist
 
@@ -107,32 +62,52 @@ int runServeRpc(const std::vector<std::string_view>& args) {
   return kExitOk;
 }
 
-int runLoadRpc(const std::vector<std::string_view>& args) {
+int runLoadRpc(const ParsedOptions& options) {
   RpcLoadOptions opt;
-  bool havePort = false;
-  for (std::size_t k = 0; k < args.size(); ++k) {
-    const std::string_view a = args[k];
-    const bool hasValue = k + 1 < args.size();
-    bool ok = true;
-    if (a == "--help" || a == "-h") {
-      printLoadRpcUsage(stdout);
-      return kExitOk;
-    } else if (parseLoadOption(args, k, opt, havePort, ok)) {
-    } else if (a == "--seconds" && hasValue) {
-      ok = parseSeconds(args[++k], opt.durationSeconds);
-    } else if (a == "--method" && hasValue) {
-      ok = parseRpcLoadMethod(std::string(args[++k]), opt.method);
-    } else if (a == "--payload" && hasValue) {
-      ok = parseSize(args[++k], opt.payload);
-    } else {
-      return badOption("load rpc", a, printLoadRpcUsage);
-    }
-    if (!ok) return badOption("load rpc", args[k], printLoadRpcUsage);
-  }
-  if (!havePort) return missingOption("load rpc", "--port", printLoadRpcUsage);
-  if (const std::string why = opt.validate(); !why.empty()) return invalidOptions("load rpc", why);
+  opt.host = options.text("--host");
+  opt.port = options.port("--port", true);
+  opt.connections = options.count("--connections");
+  opt.window = options.count("--window");
+  opt.durationSeconds = options.seconds("--seconds");
+  opt.warmupSeconds = options.seconds("--warmup");
+  if (!parseRpcLoadMethod(options.text("--method"), opt.method))
+    options.invalid("--method", "echo, add or put-get");
+  opt.payload = options.count("--payload");
+  opt.threads = options.count("--threads");
+  if (const std::string why = opt.validate(); !why.empty()) throw UsageError(why);
   const RpcLoadResult r = runRpcLoad(opt);
   const auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
+  if (options.flag("--json")) {
+    ByteBuf out = Unpooled::buffer(512);
+    {
+      JsonStreamWriter w(out);
+      const auto member = [&w](std::string_view name, auto value) {
+        w.key(name);
+        w.value(value);
+      };
+      // Latencies to 0.01 us, rates to whole calls: the precision the measurement has.
+      const auto cents = [](double v) { return std::round(v * 100) / 100; };
+      w.beginObject();
+      member("method", rpcLoadMethodName(opt.method));
+      member("payload", opt.payload);
+      member("connections", opt.connections);
+      member("window", opt.window);
+      member("seconds", std::round(r.seconds * 1000) / 1000);
+      member("calls", r.calls);
+      member("calls_per_s", static_cast<std::uint64_t>(std::llround(r.callsPerSecond)));
+      member("p50_us", cents(us(r.p50Ns)));
+      member("p99_us", cents(us(r.p99Ns)));
+      member("p999_us", cents(us(r.p999Ns)));
+      member("max_us", cents(us(r.maxNs)));
+      member("connections_opened", r.connectionsOpened);
+      member("errors", r.errors);
+      if (!r.firstError.empty()) member("first_error", std::string_view(r.firstError));
+      w.endObject();
+    }
+    out.writeByte('\n');
+    std::fwrite(out.readableStringView().data(), 1, out.readableBytes(), stdout);
+    return r.ok() ? kExitOk : kExitFailure;
+  }
   std::printf(
       "rpc load against %s:%u: method %s, payload %zu B, %zu connection(s) x window %zu, %.1f s "
       "measured after %.1f s warmup\n\n",

@@ -1,13 +1,14 @@
-// Tests of tools/echo_load.hpp (EchoLoad, LatencyHistogram), tools/asio_echo_server.hpp
-// (AsioEchoServer) and tools/netbuf_echo_server.hpp (NetbufEchoServer), with real sockets on
-// 127.0.0.1. Threaded: runs under ThreadSanitizer too.
-#include "../../tools/echo_load.hpp"
+// Tests of tools/bench_support/echo_load.hpp (EchoLoad, its table and JSON output),
+// asio_echo_server.hpp (AsioEchoServer), netbuf_echo_server.hpp (NetbufEchoServer) and
+// cpu_time.hpp, with real sockets on 127.0.0.1. Threaded: runs under ThreadSanitizer too.
+#include "echo_load.hpp"
 
-#include "../../tools/asio_echo_server.hpp"
-#include "../../tools/cpu_time.hpp"
-#include "../../tools/netbuf_echo_server.hpp"
+#include "asio_echo_server.hpp"
+#include "cpu_time.hpp"
+#include "netbuf_echo_server.hpp"
 
 #include <doctest/doctest.h>
+#include <netbuf/codec/json/json_parser.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,7 +34,6 @@ using netbuf::tools::AsioEchoServer;
 using netbuf::tools::EchoLoad;
 using netbuf::tools::EchoLoadOptions;
 using netbuf::tools::EchoLoadResult;
-using netbuf::tools::LatencyHistogram;
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
@@ -85,60 +85,6 @@ void checkSane(const EchoLoadResult& r) {
 }
 
 }  // namespace
-
-TEST_CASE("LatencyHistogram: exact below 128, within 1% above, percentiles by nearest rank") {
-  LatencyHistogram h;
-  CHECK(h.count() == 0);
-  CHECK(h.percentile(0.5) == 0);
-  CHECK(h.max() == 0);
-  CHECK(h.min() == 0);
-
-  for (std::uint64_t v = 1; v <= 100; ++v) h.record(v);
-  CHECK(h.count() == 100);
-  CHECK(h.percentile(0.50) == 50);
-  CHECK(h.percentile(0.99) == 99);
-  CHECK(h.percentile(0.999) == 100);
-  CHECK(h.percentile(1.0) == 100);
-  CHECK(h.percentile(0.0) == 1);
-  CHECK(h.min() == 1);
-  CHECK(h.max() == 100);
-
-  h.reset();
-  for (std::uint64_t v = 1; v <= 100000; ++v) h.record(v * 1000);  // 1 us .. 100 ms
-  auto near = [](std::uint64_t got, double want) {
-    return static_cast<double>(got) >= want * 0.99 && static_cast<double>(got) <= want * 1.01;
-  };
-  CHECK(near(h.percentile(0.50), 50'000'000.0));
-  CHECK(near(h.percentile(0.99), 99'000'000.0));
-  CHECK(near(h.percentile(0.999), 99'900'000.0));
-  CHECK(h.max() == 100'000'000);
-  CHECK(h.percentile(1.0) == 100'000'000);
-
-  // Every value maps to a bucket whose highest value is >= it and within 1/128 of it.
-  std::mt19937_64 rng(12345);
-  for (int k = 0; k < 100000; ++k) {
-    const std::uint64_t v = rng() >> (rng() % 64);
-    const std::size_t i = LatencyHistogram::indexOf(v);
-    REQUIRE(i < LatencyHistogram::kBuckets);
-    const std::uint64_t hi = LatencyHistogram::highestOf(i);
-    REQUIRE(hi >= v);
-    REQUIRE(static_cast<double>(hi - v) <= static_cast<double>(v) / 128.0);
-  }
-  CHECK(LatencyHistogram::indexOf(UINT64_MAX) == LatencyHistogram::kBuckets - 1);
-
-  // Skewed: 990 fast, 9 slow, 1 very slow.
-  LatencyHistogram a, b;
-  for (int k = 0; k < 990; ++k) a.record(10);
-  for (int k = 0; k < 9; ++k) b.record(5000);
-  b.record(1'000'000);
-  a.merge(b);
-  CHECK(a.count() == 1000);
-  CHECK(a.percentile(0.50) == 10);
-  CHECK(a.percentile(0.99) == 10);
-  CHECK(near(a.percentile(0.999), 5000.0));
-  CHECK(a.max() == 1'000'000);
-  CHECK(a.min() == 10);
-}
 
 TEST_CASE(
     "AsioEchoServer: port 0, echoes bytes exactly however they are split, stop is idempotent") {
@@ -588,4 +534,57 @@ TEST_CASE("EchoLoadOptions: the progress interval is checked when a callback is 
   CHECK(opt.validate().find("progress interval") != std::string::npos);
   opt.progressIntervalSeconds = 0.5;
   CHECK(opt.validate().empty());
+}
+
+TEST_CASE("echoJson: every field, parsed back; strings escaped, CPU fields only when measured") {
+  EchoLoadOptions o;
+  o.connections = 16;
+  o.messageSize = 16384;
+  o.window = 64;
+  o.threads = 32;  // reported capped at the connections
+  EchoLoadResult r;
+  r.seconds = 1.23456;
+  r.messages = 1000;
+  r.messagesPerSecond = 810.4;
+  r.megabytesPerSecond = 13.2771;
+  r.p50Ns = 1500;
+  r.p99Ns = 2501;
+  r.p999Ns = 3000;
+  r.maxNs = 4000;
+  r.connectionsOpened = 15;
+  r.mismatches = 2;
+  r.errors = 3;
+  r.firstError = "bad \"byte\"\n\x01 \\";
+  // The Document views the text it parsed: keep the text alive.
+  std::string text = netbuf::tools::echoJson(o, r);
+  netbuf::Document d = netbuf::json::parse(text);
+  const netbuf::Value& v = d.root();
+  CHECK(v["connections"].asUInt64() == 16);
+  CHECK(v["size"].asUInt64() == 16384);
+  CHECK(v["window"].asUInt64() == 64);
+  CHECK(v["threads"].asUInt64() == 16);
+  CHECK(v["seconds"].asDouble() == 1.235);
+  CHECK(v["messages"].asUInt64() == 1000);
+  CHECK(v["msgs_per_s"].asUInt64() == 810);
+  CHECK(v["mb_per_s"].asDouble() == 13.28);
+  CHECK(v["p50_us"].asDouble() == 1.5);
+  CHECK(v["p99_us"].asDouble() == 2.5);
+  CHECK(v["p999_us"].asDouble() == 3.0);
+  CHECK(v["max_us"].asDouble() == 4.0);
+  CHECK(v["connections_opened"].asUInt64() == 15);
+  CHECK(v["mismatches"].asUInt64() == 2);
+  CHECK(v["errors"].asUInt64() == 3);
+  CHECK(v["first_error"].asStr() == r.firstError);
+  CHECK(v.find("client_cpu_s") == nullptr);
+  CHECK(v.find("server_cpu_s") == nullptr);
+
+  r.firstError.clear();
+  r.clientCpuSeconds = 0.5;
+  r.serverCpuSeconds = 0.25;
+  text = netbuf::tools::echoJson(o, r);
+  d = netbuf::json::parse(text);
+  CHECK(d.root().find("first_error") == nullptr);
+  CHECK(d.root()["client_cpu_s"].asDouble() == 0.5);
+  CHECK(d.root()["server_cpu_s"].asDouble() == 0.25);
+  CHECK(d.root()["server_cpu_us_per_msg"].asDouble() == 250.0);
 }

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "json_internal.hpp"
@@ -109,7 +110,8 @@ Value JsonParseRun::closeObject() {
   if (opt.extendedTypes && n == 1) {
     const Member m{stack[start], stack[start + 1]};
     const std::string_view key = m.key.asStr();
-    if (!key.empty() && key[0] == '$' && (key == "$bin" || key == "$ext" || key == "$timestamp")) {
+    if (!key.empty() && key[0] == '$' &&
+        (key == "$bin" || key == "$ext" || key == "$timestamp" || key == "$float32")) {
       const Value v = extendedType(m, begin + frames.back().open);
       stack.resize(start);
       frames.pop_back();
@@ -137,6 +139,18 @@ Value JsonParseRun::extendedType(const Member& m, const char* open) {
     return {dst, n};
   };
   if (key == "$bin") return Value::binView(decode64(m.value));
+  if (key == "$float32") {
+    // The writer gives the float's shortest text, which reads back (as the nearest double, then
+    // the nearest float) as the same float.
+    if (!m.value.isNumber()) bad("expected a number");
+    const double d = m.value.isInteger() ? (m.value.type() == ValueType::Int
+                                                ? static_cast<double>(m.value.asInt64())
+                                                : static_cast<double>(m.value.asUInt64()))
+                                         : m.value.asDouble();
+    // Below 2^128 - 2^103 (halfway between FLT_MAX and 2^128) d rounds to a finite float.
+    if (!(std::fabs(d) < 0x1.ffffffp127)) bad("the number is out of float32 range");
+    return Value::float32(static_cast<float>(d));
+  }
   if (!m.value.isArray() || m.value.size() != 2) bad("expected an array of two elements");
   const Value& a = m.value.asArray()[0];
   const Value& b = m.value.asArray()[1];

@@ -757,7 +757,10 @@ void WriteRun::value(const Value& v, std::size_t depth) {
       uinteger(v.asUInt64());
       return;
     case ValueType::Float32:
+      // extendedTypes: tagged, so that it reads back as a Float32 (a bare number is a Float64).
+      if (o.extendedTypes) raw(pretty ? "{\"$float32\": " : "{\"$float32\":", pretty ? 13 : 12);
       float64(static_cast<double>(v.asFloat32()), true, v.asFloat32());
+      if (o.extendedTypes) raw("}", 1);
       return;
     case ValueType::Float64:
       float64(v.asDouble(), false, 0.0F);

@@ -7,7 +7,7 @@
 //   Bool        bool                        false/true                   false/true
 //   Int         int64_t                     (neg)fixint, int8..int64     number (integer)
 //   UInt        uint64_t                    fixint, uint8..uint64        number (integer)
-//   Float32     float                       float32                      number
+//   Float32     float                       float32                      number; {"$float32": x}
 //   Float64     double                      float64                      number
 //   Str         UTF-8 bytes (view)          fixstr, str8/16/32           string
 //   Bin         bytes (view)                bin8/16/32                   {"$bin": "<base64>"}

@@ -21,7 +21,7 @@ enum class JsonErrorCode : std::uint8_t {
   NumberLengthLimit,  ///< a number token longer than maxNumberLength
   NumberOutOfRange,   ///< a number too large for a double (or a big integer, when not allowed)
   TrailingContent,    ///< something other than whitespace after the top-level value
-  ExtendedType,       ///< a malformed {"$bin"}/{"$ext"}/{"$timestamp"} (extendedTypes)
+  ExtendedType,       ///< a malformed {"$bin"}/{"$ext"}/{"$timestamp"}/{"$float32"}
   TypeMismatch,       ///< JsonReader: the next value is not of the type asked for
 };
 

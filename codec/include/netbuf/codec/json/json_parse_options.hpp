@@ -20,7 +20,8 @@ struct JsonParseOptions {
   /// A \u escape of an unpaired surrogate: false -> LoneSurrogate error, true -> replaced by
   /// U+FFFD (so that every Str stays valid UTF-8).
   bool allowLoneSurrogates = false;
-  /// Map the tagged objects {"$bin"}, {"$ext"}, {"$timestamp"} to Bin, Ext and Timestamp.
+  /// Map the tagged objects {"$bin"}, {"$ext"}, {"$timestamp"}, {"$float32"} to Bin, Ext,
+  /// Timestamp and Float32.
   bool extendedTypes = false;
 };
 

@@ -23,9 +23,11 @@
 // (std::from_chars); a magnitude too large for a double is NumberOutOfRange, one too small
 // becomes 0.0 (or -0.0).
 //
-// extendedTypes (off by default): an object with exactly ONE member whose key is "$bin", "$ext" or
-// "$timestamp" becomes a Bin, Ext or Timestamp (docs/json.md; base64 is RFC 4648's standard
-// alphabet with '=' padding, canonical trailing bits):
+// extendedTypes (off by default): an object with exactly ONE member whose key is "$bin", "$ext",
+// "$timestamp" or "$float32" becomes a Bin, Ext, Timestamp or Float32 (docs/json.md; base64 is
+// RFC 4648's standard alphabet with '=' padding, canonical trailing bits):
+//   {"$float32": number}                   -> Float32, the float nearest the number (which must
+//                                             round to a finite float)
 //   {"$bin": "<base64>"}                   -> Bin
 //   {"$ext": [type, "<base64>"]}           -> Ext, type in -128..127 except -1 (timestamps)
 //   {"$timestamp": [seconds, nanoseconds]} -> Timestamp, seconds int64, 0 <= ns <= 999999999

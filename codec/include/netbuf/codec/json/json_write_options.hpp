@@ -13,7 +13,7 @@ struct JsonWriteOptions {
   bool escapeNonAscii = false;
   /// RFC 8785 output (overrides pretty and escapeNonAscii).
   bool canonical = false;
-  /// Bin/Ext/Timestamp as tagged objects instead of an EncoderError.
+  /// Bin/Ext/Timestamp as tagged objects instead of an EncoderError; Float32 as {"$float32": x}.
   bool extendedTypes = false;
   /// Most arrays/maps open at once (the top-level one is depth 1).
   std::size_t maxDepth = 512;

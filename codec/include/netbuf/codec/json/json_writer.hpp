@@ -23,7 +23,8 @@
 //
 // Extended types (Bin, Ext, Timestamp): with extendedTypes, the tagged objects json_parser.hpp
 // reads back ({"$bin":"<base64>"}, {"$ext":[type,"<base64>"]}, {"$timestamp":[s,ns]}, always
-// compact); without it they are an EncoderError naming the type.
+// compact); without it they are an EncoderError naming the type. With extendedTypes a Float32 is
+// tagged too ({"$float32":1.5}: its number as above), so that it reads back as a Float32.
 //
 // Errors (EncoderError, offset kNone; the tree is not changed): a Str flagged invalid UTF-8 (or
 // holding ill-formed UTF-8), NaN or an infinity, a map key that is not a Str, Bin/Ext/Timestamp

@@ -1,8 +1,11 @@
-// EchoLoad and LatencyHistogram (see echo_load.hpp for the model and the guarantees).
+// EchoLoad (see echo_load.hpp for the model and the guarantees).
 
 #include "echo_load.hpp"
 
 #include "cpu_time.hpp"
+
+#include <netbuf/buffer/byte_buf.hpp>
+#include <netbuf/codec/json/json_writer.hpp>
 
 #include <algorithm>
 #include <boost/asio/connect.hpp>
@@ -26,46 +29,6 @@
 #include <unistd.h>
 
 namespace netbuf::tools {
-
-// ---------------------------------------------------------------------------------------------
-// LatencyHistogram
-
-LatencyHistogram::LatencyHistogram() : counts_(kBuckets, 0) {}
-
-void LatencyHistogram::merge(const LatencyHistogram& other) noexcept {
-  for (std::size_t k = 0; k < kBuckets; ++k) counts_[k] += other.counts_[k];
-  count_ += other.count_;
-  max_ = std::max(max_, other.max_);
-  min_ = std::min(min_, other.min_);
-}
-
-void LatencyHistogram::reset() noexcept {
-  std::fill(counts_.begin(), counts_.end(), 0);
-  count_ = 0;
-  max_ = 0;
-  min_ = UINT64_MAX;
-}
-
-std::uint64_t LatencyHistogram::highestOf(std::size_t index) noexcept {
-  if (index < kSubBuckets) return index;
-  const std::size_t shift = index / kSubBuckets - 1;
-  const std::uint64_t mantissa = kSubBuckets + index % kSubBuckets;
-  const std::uint64_t low = mantissa << shift;
-  return low + ((std::uint64_t{1} << shift) - 1);
-}
-
-std::uint64_t LatencyHistogram::percentile(double q) const noexcept {
-  if (count_ == 0) return 0;
-  q = std::clamp(q, 0.0, 1.0);
-  auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_)));
-  rank = std::clamp<std::uint64_t>(rank, 1, count_);
-  std::uint64_t seen = 0;
-  for (std::size_t k = 0; k < kBuckets; ++k) {
-    seen += counts_[k];
-    if (seen >= rank) return std::clamp(highestOf(k), min(), max_);
-  }
-  return max_;
-}
 
 // ---------------------------------------------------------------------------------------------
 // EchoLoad
@@ -583,21 +546,10 @@ std::string sizeName(std::size_t n) {
   return buf;
 }
 
-std::string jsonEscape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      char esc[8];
-      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(ch));
-      out += esc;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
+/// v rounded to `digits` decimals: JSON output keeps the precision the measurement has.
+double rounded(double v, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
 }
 
 double us(std::uint64_t ns) { return static_cast<double>(ns) / 1e3; }
@@ -641,34 +593,44 @@ std::string echoTableRow(const EchoLoadOptions& o, const EchoLoadResult& r) {
   return buf;
 }
 
-std::string echoJson(const EchoLoadOptions& o, const EchoLoadResult& r) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "{\"connections\":%zu,\"size\":%zu,\"window\":%zu,\"threads\":%zu,"
-                "\"seconds\":%.3f,\"messages\":%llu,\"msgs_per_s\":%.0f,\"mb_per_s\":%.2f,"
-                "\"p50_us\":%.2f,\"p99_us\":%.2f,\"p999_us\":%.2f,\"max_us\":%.2f,"
-                "\"connections_opened\":%zu,\"mismatches\":%llu,\"errors\":%llu",
-                o.connections, o.messageSize, o.window, std::min(o.threads, o.connections),
-                r.seconds, static_cast<unsigned long long>(r.messages), r.messagesPerSecond,
-                r.megabytesPerSecond, us(r.p50Ns), us(r.p99Ns), us(r.p999Ns), us(r.maxNs),
-                r.connectionsOpened, static_cast<unsigned long long>(r.mismatches),
-                static_cast<unsigned long long>(r.errors));
-  std::string out = buf;
-  if (r.clientCpuSeconds >= 0) {
-    std::snprintf(buf, sizeof buf, ",\"client_cpu_s\":%.2f", r.clientCpuSeconds);
-    out += buf;
-  }
+void writeEchoFields(JsonStreamWriter& w, const EchoLoadOptions& o, const EchoLoadResult& r) {
+  const auto member = [&w](std::string_view name, auto value) {
+    w.key(name);
+    w.value(value);
+  };
+  member("connections", o.connections);
+  member("size", o.messageSize);
+  member("window", o.window);
+  member("threads", std::min(o.threads, o.connections));
+  member("seconds", rounded(r.seconds, 3));
+  member("messages", r.messages);
+  member("msgs_per_s", static_cast<std::uint64_t>(std::llround(r.messagesPerSecond)));
+  member("mb_per_s", rounded(r.megabytesPerSecond, 2));
+  member("p50_us", rounded(us(r.p50Ns), 2));
+  member("p99_us", rounded(us(r.p99Ns), 2));
+  member("p999_us", rounded(us(r.p999Ns), 2));
+  member("max_us", rounded(us(r.maxNs), 2));
+  member("connections_opened", r.connectionsOpened);
+  member("mismatches", r.mismatches);
+  member("errors", r.errors);
+  if (r.clientCpuSeconds >= 0) member("client_cpu_s", rounded(r.clientCpuSeconds, 2));
   if (r.serverCpuSeconds >= 0) {
-    std::snprintf(buf, sizeof buf, ",\"server_cpu_s\":%.2f", r.serverCpuSeconds);
-    out += buf;
-    if (const double perMessage = r.serverCpuMicrosPerMessage(); perMessage >= 0) {
-      std::snprintf(buf, sizeof buf, ",\"server_cpu_us_per_msg\":%.4f", perMessage);
-      out += buf;
-    }
+    member("server_cpu_s", rounded(r.serverCpuSeconds, 2));
+    if (const double perMessage = r.serverCpuMicrosPerMessage(); perMessage >= 0)
+      member("server_cpu_us_per_msg", rounded(perMessage, 4));
   }
-  if (!r.firstError.empty()) out += ",\"first_error\":\"" + jsonEscape(r.firstError) + "\"";
-  out += "}";
-  return out;
+  if (!r.firstError.empty()) member("first_error", std::string_view(r.firstError));
+}
+
+std::string echoJson(const EchoLoadOptions& o, const EchoLoadResult& r) {
+  ByteBuf out = Unpooled::buffer(512);
+  {
+    JsonStreamWriter w(out);
+    w.beginObject();
+    writeEchoFields(w, o, r);
+    w.endObject();
+  }
+  return std::string(out.readableStringView());
 }
 
 }  // namespace netbuf::tools

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "echo_load.hpp"  // LatencyHistogram
+#include "latency_histogram.hpp"
 
 namespace netbuf::tools {
 

@@ -7,7 +7,7 @@
 //   echo     echo([bin of N bytes])    checks the echoed bin's size
 //   add      add(i, 1)                 checks the sum
 //   put-get  put(key, bin of N bytes) then get(key), alternately per slot; checks get's bin size
-// Latency: from call() to the callback, recorded in a LatencyHistogram (echo_load.hpp) per
+// Latency: from call() to the callback, recorded in a LatencyHistogram (latency_histogram.hpp) per
 // connection, merged at the end. Only calls completed in [start + warmup, start + warmup +
 // duration) count. Errors (error responses, timeouts, lost connections, wrong results) are
 // counted and the first one is kept; they never throw.

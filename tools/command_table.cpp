@@ -1,0 +1,198 @@
+// The `netbuf` tool's command table: every command and subcommand with its usage text, options
+// (and their defaults, which the handlers read through ParsedOptions) and handler. Adding a
+// subcommand is one entry here and one handler.
+
+#include "commands.hpp"
+
+#ifndef NETBUF_BENCH_DATA_DIR
+#define NETBUF_BENCH_DATA_DIR "microbench/data"
+#endif
+
+namespace netbuf::tools {
+namespace {
+
+// ---- bench
+
+constexpr OptionSpec kBenchStringsOptions[] = {
+    {"--seconds", "S", "total measuring time in (0, 3600], spread over all rows", "3"},
+    {"--json", "", "one JSON object on stdout instead of the table"},
+    {"--data", "DIR", "directory holding bench-strings/", NETBUF_BENCH_DATA_DIR},
+};
+
+constexpr OptionSpec kBenchEchoOptions[] = {
+    {"--seconds", "S",
+     "measured seconds per row, in (0, 3600]; each row first warms up\nfor min(0.5, S/2) seconds",
+     "1"},
+    {"--impl", "I", "'both', 'netbuf' or 'asio' (plain Boost.Asio, the floor)", "both"},
+    {"--json", "", "one JSON object on stdout instead of the table"},
+};
+
+constexpr OptionSpec kBenchAcceptOptions[] = {
+    {"--seconds", "S", "seconds per design, in (0, 600]", "1"},
+    {"--loops", "L", "the server's event loops, 1..256", "2"},
+    {"--clients", "C", "client threads, 1..256", "2"},
+    {"--open-loop", "", "clients close right after connect() instead of waiting for the server"},
+    {"--json", "", "one JSON object on stdout instead of the table"},
+};
+
+constexpr Subcommand kBench[] = {
+    {"strings", "the text fast paths (UTF-8/UTF-16/ASCII) against their baselines",
+     "Runs the shared string workloads (tools/bench_support/bench_strings.hpp) with a steady_clock\n"
+     "timing loop and prints one row per operation and workload: netbuf's throughput and its\n"
+     "ratio to each baseline (baseline time / netbuf time; for memcpy, the fraction of memcpy\n"
+     "speed reached). vs-tier0 is netbuf's own scalar tier, forced.",
+     kBenchStringsOptions, runBenchStrings},
+    {"echo", "the echo server matrix, netbuf against the plain-Asio floor, in-process",
+     "Starts an echo server in this process on 127.0.0.1 (port 0, one I/O thread) and drives it\n"
+     "with the load client (one thread) over the standard matrix: 1 and 16 connections x 128 B\n"
+     "and 16 KiB messages x window 1 and 64. One row per case and server; with both servers,\n"
+     "each case runs on both back to back (same conditions) and the netbuf/asio ratio of\n"
+     "messages per second follows, then the ratio of the server threads' CPU time per message\n"
+     "(asio's / netbuf's; /proc, Linux). Exits 1 when a row had an error or completed nothing.",
+     kBenchEchoOptions, runBenchEcho},
+    {"accept", "connections accepted per second: one acceptor, or one per loop",
+     "Connections accepted per second by a netbuf server with L loops and C client threads\n"
+     "opening and closing connections for S seconds per design: one acceptor handing sockets\n"
+     "out round robin, then one SO_REUSEPORT acceptor per loop. By default each client waits\n"
+     "for the server to close its connection before the next (closed loop); --open-loop closes\n"
+     "right after connect(), which can overflow the listen queue (see the 'listen overflows'\n"
+     "column: each costs a client a 1 s SYN retransmission). Exits 1 on any error.",
+     kBenchAcceptOptions, runBenchAccept},
+};
+
+// ---- serve
+
+constexpr OptionSpec kServeEchoOptions[] = {
+    {"--host", "ADDR", "address to listen on", "127.0.0.1"},
+    {"--port", "P", "port; 0: any free port, printed", "0"},
+    {"--unix", "PATH",
+     "listen on a Unix domain stream socket instead ('@name': an\nabstract one); netbuf's "
+     "server only"},
+    {"--udp", "", "echo UDP datagrams on ADDR:PORT instead (each to its sender);\nnetbuf's "
+                  "server only"},
+    {"--threads", "T", "I/O threads, one io_context each, 1..1024", "1"},
+    {"--impl", "I",
+     "the server: 'netbuf' (netbuf's transport) or 'asio' (a hand-written\nplain Boost.Asio "
+     "server, the floor netbuf is measured against)",
+     "netbuf"},
+};
+
+constexpr OptionSpec kServeRpcOptions[] = {
+    {"--host", "ADDR", "address to listen on", "127.0.0.1"},
+    {"--port", "P", "port; 0: any free port, printed", "0"},
+    {"--threads", "T", "I/O threads, 1..1024", "1"},
+};
+
+constexpr Subcommand kServe[] = {
+    {"echo", "an echo server (TCP, Unix domain socket or UDP) until SIGINT/SIGTERM",
+     "Prints 'listening on ADDR:PORT' (or 'listening on unix:PATH', 'listening on\n"
+     "udp:ADDR:PORT') first, on one line; on SIGINT or SIGTERM stops and prints what it served.",
+     kServeEchoOptions, runServeEcho},
+    {"rpc", "the demo MessagePack-RPC server until SIGINT/SIGTERM",
+     "Prints 'listening on ADDR:PORT' first, on one line. Methods:\n"
+     "  echo(...)        returns its params array\n"
+     "  add(a, b)        a + b (integers; overflow -> error)\n"
+     "  put(key, bin)    stores the bin under the str key, returns nil\n"
+     "  get(key)         the bin stored under key, or nil\n"
+     "  sleep(ms)        replies ms after ms milliseconds (asynchronous)",
+     kServeRpcOptions, runServeRpc},
+};
+
+// ---- load
+
+constexpr OptionSpec kLoadEchoOptions[] = {
+    {"--port", "P", "server port, 1..65535", {}, true},
+    {"--host", "H", "server address or name", "127.0.0.1"},
+    {"--connections", "C", "connections", "1"},
+    {"--size", "N", "message bytes, >= 8; K/M suffixes are binary", "128"},
+    {"--window", "W", "messages in flight per connection", "1"},
+    {"--duration", "D", "measured seconds", "5"},
+    {"--warmup", "S", "seconds run before measuring", "0.5"},
+    {"--threads", "T", "client threads; connections spread round robin", "1"},
+    {"--server-pid", "PID",
+     "also report the CPU time process PID (the server) used in\nthe measured window, and per "
+     "message (Linux /proc)"},
+    {"--json", "", "one JSON object on stdout instead of the table"},
+    {"--progress", "",
+     "a progress line on stderr every 0.5 s (elapsed / total\nseconds, msgs/s and MB/s since "
+     "the previous line, errors):\nrewritten in place on a terminal, one line each otherwise"},
+};
+
+constexpr OptionSpec kLoadRpcOptions[] = {
+    {"--port", "P", "server port, 1..65535", {}, true},
+    {"--host", "H", "server address", "127.0.0.1"},
+    {"--connections", "C", "connections", "1"},
+    {"--window", "W", "calls in flight per connection", "16"},
+    {"--seconds", "S", "measured seconds", "5"},
+    {"--warmup", "S", "seconds run before measuring", "0.5"},
+    {"--method", "M", "echo, add or put-get", "echo"},
+    {"--payload", "N", "bin bytes for echo and put", "16"},
+    {"--threads", "T", "client event loops", "1"},
+    {"--json", "", "one JSON object on stdout instead of the table"},
+};
+
+constexpr Subcommand kLoad[] = {
+    {"echo", "drive an echo server and report throughput and latency",
+     "Each connection keeps W messages of N bytes in flight, sending one more for every one\n"
+     "echoed back. Prints messages/s, MB/s (echoed payload, 1 MB = 1e6 bytes) and\n"
+     "p50/p99/p999/max latency (send to last byte back). Exits 1 when any error or mismatch\n"
+     "occurred or no message completed.",
+     kLoadEchoOptions, runLoadEcho},
+    {"rpc", "drive a 'netbuf serve rpc' server and report calls/s and latency",
+     "Each connection keeps W calls in flight, issuing one more for every one completed.\n"
+     "Prints calls/s and p50/p99/p999/max latency (call to callback). Exits 1 when any call\n"
+     "failed or none completed.",
+     kLoadRpcOptions, runLoadRpc},
+};
+
+// ---- msgpack, json
+
+constexpr OptionSpec kMsgpackEncodeOptions[] = {
+    {"--canonical", "", "map entries sorted by their encoded keys"},
+};
+
+constexpr OptionSpec kMsgpackDecodeOptions[] = {
+    {"--pretty", "", "indented JSON (one document per value still)"},
+    {"--lenient-utf8", "", "accept str values that are not valid UTF-8 (JSON still cannot hold\n"
+                           "them: such a value is an error when written)"},
+};
+
+constexpr std::string_view kMappingText =
+    "JSON <-> MessagePack: null, booleans, strings, arrays and maps map to their counterparts;\n"
+    "integers that fit int64/uint64 stay integers, other numbers are float64. MessagePack's\n"
+    "other types are tagged objects with one member:\n"
+    "  float32    {\"$float32\": <number>}      (the float's shortest text)\n"
+    "  bin        {\"$bin\": \"<base64>\"}\n"
+    "  ext        {\"$ext\": [type, \"<base64>\"]}\n"
+    "  timestamp  {\"$timestamp\": [seconds, nanoseconds]}\n"
+    "so 'netbuf msgpack decode | netbuf msgpack encode' gives back the input byte for byte\n"
+    "for values in their shortest encoding (what netbuf and msgpack-c write). No JSON form:\n"
+    "maps with keys that are not strings, NaN and infinities (an error naming the offset).";
+
+constexpr Subcommand kMsgpack[] = {
+    {"encode", "JSON on stdin -> MessagePack on stdout", kMappingText, kMsgpackEncodeOptions,
+     runMsgpackEncode},
+    {"decode", "MessagePack on stdin (values one after another) -> one JSON line each",
+     kMappingText, kMsgpackDecodeOptions, runMsgpackDecode},
+};
+
+constexpr Subcommand kJson[] = {
+    {"validate", "exit 0 if stdin is one valid JSON document, else 1 with the error", {}, {},
+     runJsonValidate},
+    {"canonical", "RFC 8785 (JCS) canonical form of stdin on stdout", {}, {}, runJsonCanonical},
+    {"pretty", "indented form of stdin on stdout", {}, {}, runJsonPretty},
+};
+
+constexpr Command kTable[] = {
+    {"bench", "built-in benchmarks", kBench},
+    {"serve", "servers that run until SIGINT/SIGTERM", kServe},
+    {"load", "load generators that report throughput and latency", kLoad},
+    {"msgpack", "MessagePack <-> JSON on stdin/stdout", kMsgpack},
+    {"json", "check and reformat JSON on stdin", kJson},
+};
+
+}  // namespace
+
+std::span<const Command> commandTable() { return kTable; }
+
+}  // namespace netbuf::tools
