@@ -45,6 +45,7 @@ def _number(v):
 
 def _header(path, width, height, title):
     return [
+        "set encoding utf8",
         f"set terminal svg size {width},{height} noenhanced font \"sans,11\" "
         "background rgb \"white\"",
         f"set output {quote(path)}",
@@ -57,22 +58,43 @@ def _header(path, width, height, title):
     ]
 
 
-def _y_axis(values, log_allowed=True):
-    """gnuplot lines for the y axis of these (positive) figures: a log scale where the spread
-    needs it, else linear from 0, with headroom."""
+def _time_label(ns):
+    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if ns >= scale:
+            return f"{ns / scale:g} {unit}"
+    return f"{ns:g} ns"
+
+
+def _y_axis(values, unit):
+    """gnuplot lines for the y axis of these (positive) figures, and whether it is logarithmic:
+    a log scale where the spread needs it, else linear from 0, with headroom. unit "ns" labels
+    a log axis in ns, µs, ms; anything else with k and M."""
     lo, hi = min(values), max(values)
-    if log_allowed and hi / lo > LOG_SCALE_SPREAD:
-        bottom = 10 ** math.floor(math.log10(lo))
+    if hi / lo > LOG_SCALE_SPREAD:
+        bottom = 10 ** math.floor(math.log10(lo / 2))
         top = 10 ** (math.log10(hi) + 0.35)
-        return [f"set logscale y", f"set yrange [{bottom:.6g}:{top:.6g}]", "set format y \"%.0s%c\""], True
+        # (A tic exactly on the range's edge loses its label: the range starts just below.)
+        lines = ["set logscale y", f"set yrange [{bottom * 0.98:.6g}:{top:.6g}]"]
+        if unit == "ns":
+            ticks = []
+            t = bottom
+            while t <= top:
+                ticks.append(f"{quote(_time_label(t))} {t:.6g}")
+                t *= 10
+            lines.append("set ytics (" + ", ".join(ticks) + ")")
+        else:
+            lines.append("set format y \"%.0s%c\"")
+        return lines, True
     return ["unset logscale y", f"set yrange [0:{hi * 1.12:.6g}]", "set format y \"%.0s%c\""], False
 
 
-def grouped_bars(path, title, ylabel, group_labels, series, table, note=None):
+def grouped_bars(path, title, ylabel, group_labels, series, table, unit="ns", note=None):
     """A clustered bar chart: table[g][s] is the figure of series s in group g (None: no bar).
 
     series: [(label, is_netbuf)]. Series and groups without any figure are left out; the y axis
-    is logarithmic when the figures span more than LOG_SCALE_SPREAD (ylabel then says so)."""
+    is logarithmic when the figures span more than LOG_SCALE_SPREAD (ylabel then says so).
+    unit "ns": the figures are times in ns (a linear axis says "(ns)", a log axis is labelled in
+    ns, µs, ms); any other unit is a plain count."""
     keep_s = [i for i in range(len(series)) if any(row[i] for row in table)]
     keep_g = [j for j in range(len(group_labels)) if any(table[j][i] for i in keep_s)]
     if not keep_s or not keep_g:
@@ -80,10 +102,10 @@ def grouped_bars(path, title, ylabel, group_labels, series, table, note=None):
     values = [table[j][i] for j in keep_g for i in keep_s if table[j][i]]
     width = max(640, min(1400, 150 + 34 * len(keep_s) * len(keep_g) + 30 * len(keep_g)))
     lines = _header(path, width, 440, title)
-    axis, log = _y_axis(values)
+    axis, log = _y_axis(values, unit)
     lines += axis
     lines += [
-        f"set ylabel {quote(ylabel + (', log scale' if log else ''))}",
+        f"set ylabel {quote(ylabel + (', log scale' if log else ' (ns)' if unit == 'ns' else ''))}",
         "set style data histograms",
         "set style histogram clustered gap 1",
         "set style fill solid 1.0 border lc rgb \"#333333\"",

@@ -282,7 +282,7 @@ def render(out_dir, img_dir, charts, quick):
             labels.append((label, s.netbuf))
         path = os.path.join(img_dir, chart.name + ".svg")
         gnuplot.grouped_bars(path, chart.title, chart.ylabel, [g.label for g in chart.groups],
-                             labels, table,
+                             labels, table, unit="count" if chart.higher_is_better else "ns",
                              note=smoke if quick else "medians; " + (
                                  "higher" if chart.higher_is_better else "lower") + " is better")
         written.append(path)

@@ -88,7 +88,7 @@ BYTEBUF = Chart(
         Group("grow to 1 MiB\nensureWritable", {
             "netbuf": "grow_1MiB_ensureWritable/netbuf", "plain": "grow_1MiB_ensureWritable/baseline"}),
     ],
-    ylabel="CPU time per iteration (ns)",
+    ylabel="CPU time per iteration",
     summary=[("netbuf", "floor", "per-call ByteBuf\nvs scalar loop")],
 )
 
@@ -122,7 +122,7 @@ TEXT = Chart(
         Series("memcpy", "memcpy of the input bytes", False),
     ],
     groups=_text_groups(),
-    ylabel="CPU time per string (ns)",
+    ylabel="CPU time per string",
     summary=[("netbuf", "scalar-loop", "text kernels\nvs scalar loop")],
 )
 
@@ -159,7 +159,7 @@ ALLOCATOR = Chart(
         Series("vector", "std::vector<uint8_t>", False),
     ],
     groups=_allocator_groups(),
-    ylabel="CPU time per allocate + release (ns)",
+    ylabel="CPU time per allocate + release",
     summary=[("default", "malloc", "default allocator\nvs malloc/free")],
 )
 
@@ -183,7 +183,7 @@ COMPOSITE = Chart(
         Group("gather 16\ncomponents", {
             "composite": "gather/composite_16", "baseline": "gather/hand_built_vector_16"}),
     ],
-    ylabel="CPU time per iteration (ns)",
+    ylabel="CPU time per iteration",
     summary=[("composite", "baseline", "composite\nvs contiguous")],
 )
 
@@ -203,7 +203,7 @@ FRAME_DECODERS = Chart(
         Group("LineBased\nFrameDecoder", {
             "merge": "line/merge", "composite": "line/composite", "hand_written": "line/hand_written"}),
     ],
-    ylabel="CPU time per frame (ns)",
+    ylabel="CPU time per frame",
     summary=[("merge", "hand_written", "frame decoders\nvs hand-written")],
     metric="ns_per_item",
 )
@@ -271,7 +271,7 @@ MSGPACK = Chart(
             "netbuf": "decode/bin/netbuf/bytebuf/65536",
             "msgpackc": "decode/bin/msgpackc/referenced/65536"}),
     ],
-    ylabel="CPU time per message (ns)",
+    ylabel="CPU time per message",
     summary=[("netbuf", "msgpackc", "MessagePack\nvs msgpack-c")],
 )
 
@@ -298,7 +298,7 @@ JSON = Chart(
             "netbuf": "twitter/write/netbuf", "rapidjson": "twitter/write/rapidjson",
             "nlohmann": "twitter/write/nlohmann"}),
     ],
-    ylabel="CPU time per document (ns)",
+    ylabel="CPU time per document",
     summary=[("netbuf", "rapidjson", "JSON\nvs RapidJSON")],
 )
 
