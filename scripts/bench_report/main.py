@@ -10,9 +10,13 @@ Steps, each announced as "[k/N] ...":
      to OUT/<program>.json;
   2. the echo load, `netbuf bench echo --json`, in rounds, to OUT/echo.json;
   3. where Netty 4.1 (libnetty-java) and a JDK are installed, scripts/netty-echo-bench, to
-     OUT/netty_echo.json (skipped with one line otherwise);
+     OUT/netty_echo.json (skipped with one line otherwise, and by --quick unless --only names it);
   4. the charts: IMG/<chart>.svg for every chart whose results this run produced, and
      IMG/summary.svg from every result file in OUT; the figures drawn go to OUT/charts.json.
+
+OUT is build/bench and IMG docs/img; with --quick, build/bench/quick and build/bench/quick/img.
+--build-dir DIR takes the programs already built there (building only missing ones); without it
+the release preset is configured and built first.
 """
 
 import argparse
@@ -29,7 +33,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # The full run: interleaved repetitions of a fixed minimum time (medians are drawn); the echo
 # matrix in rounds. About 10 minutes on 2 cores. --quick: a smoke run of a few rows.
-FULL = {"min_time": 0.2, "repetitions": 7, "echo_seconds": 2.0, "echo_rounds": 3, "netty_seconds": 2}
+FULL = {"min_time": 0.2, "repetitions": 7, "echo_seconds": 2.0, "echo_rounds": 3, "netty_seconds": 3}
 QUICK = {"min_time": 0.01, "repetitions": 1, "echo_seconds": 0.2, "echo_rounds": 1, "netty_seconds": 1}
 
 STEPS = sections.PROGRAMS + ["echo", "netty"]
@@ -59,10 +63,12 @@ def parse_args(argv):
     p.add_argument("--build-dir", metavar="DIR",
                    help="use the programs already built in DIR, building only missing ones "
                    "(default: configure and build the release preset, build/release)")
-    p.add_argument("--out", metavar="DIR", default=os.path.join(REPO, "build", "bench"),
-                   help="raw results, one JSON file per program (default: build/bench)")
-    p.add_argument("--img", metavar="DIR", default=os.path.join(REPO, "docs", "img"),
-                   help="where the SVG charts go (default: docs/img)")
+    p.add_argument("--out", metavar="DIR",
+                   help="raw results, one JSON file per program (default: build/bench, "
+                   "with --quick build/bench/quick)")
+    p.add_argument("--img", metavar="DIR",
+                   help="where the SVG charts go (default: docs/img, with --quick "
+                   "build/bench/quick/img, so that a smoke run leaves the committed charts alone)")
     p.add_argument("--only", metavar="NAME", nargs="+", choices=STEPS,
                    help="run only these (" + ", ".join(STEPS) + ")")
     p.add_argument("--no-run", action="store_true",
@@ -108,14 +114,16 @@ def run_checked(cmd, quiet=False):
 
 
 class Progress:
-    """One line per step, and within a step "runs done / expected": rewritten in place on a
-    terminal, every quarter otherwise."""
+    """Within a step, "runs done / expected": rewritten in place on a terminal, otherwise one
+    line at most every PERIOD seconds."""
+
+    PERIOD = 10.0
 
     def __init__(self, total):
         self.total = total
         self.tty = sys.stdout.isatty()
-        self.last_quarter = -1
         self.start = time.monotonic()
+        self.last_line = self.start
 
     def update(self, done):
         if self.total <= 0:
@@ -124,11 +132,9 @@ class Progress:
         if self.tty:
             sys.stdout.write(f"\r      {done}/{self.total} runs, {elapsed:.0f} s")
             sys.stdout.flush()
-        else:
-            quarter = min(4, done * 4 // self.total)
-            if self.total >= 20 and quarter > self.last_quarter and 0 < quarter < 4:
-                log(f"      {done}/{self.total} runs, {elapsed:.0f} s")
-            self.last_quarter = max(self.last_quarter, quarter)
+        elif done < self.total and time.monotonic() - self.last_line >= self.PERIOD:
+            log(f"      {done}/{self.total} runs, {elapsed:.0f} s")
+            self.last_line = time.monotonic()
 
     def finish(self):
         if self.tty:
@@ -223,7 +229,7 @@ def run_echo(build, out_dir, cfg):
         log(f"      round {k + 1}/{cfg['echo_rounds']} done, {elapsed:.0f} s")
     out = results.result_path(out_dir, "echo")
     with open(out, "w", encoding="utf-8") as f:
-        json.dump({"command": cmd, "rounds": rounds}, f, indent=1)
+        json.dump({"command": cmd, "quick": cfg is QUICK, "rounds": rounds}, f, indent=1)
     return out, total
 
 
@@ -236,11 +242,9 @@ def netty_installed():
     return proc.returncode == 0 and "install ok installed" in proc.stdout
 
 
-def run_netty(out_dir, cfg):
-    """scripts/netty-echo-bench: its table rows become OUT/netty_echo.json (impl netty, netbuf)."""
-    cmd = [os.path.join(REPO, "scripts", "netty-echo-bench"), str(cfg["netty_seconds"])]
-    text, elapsed = stream(cmd, lambda line: line[:1].isdigit(), 8,
-                           os.path.join(out_dir, "netty_echo.log"))
+def parse_netty_table(text):
+    """The rows of scripts/netty-echo-bench's table ("conns size window Netty-msg/s netbuf-msg/s
+    ratio | ..."), as echo result rows: one with impl "netty" and one with impl "netbuf" per case."""
     rows = []
     for line in text.splitlines():
         fields = line.split()
@@ -254,22 +258,36 @@ def run_netty(out_dir, cfg):
         case = {"connections": conns, "size": size, "window": window}
         rows.append(dict(case, impl="netty", msgs_per_s=netty))
         rows.append(dict(case, impl="netbuf", msgs_per_s=ours))
+    return rows
+
+
+def run_netty(out_dir, cfg):
+    """scripts/netty-echo-bench: its table rows become OUT/netty_echo.json (impl netty, netbuf)."""
+    cmd = [os.path.join(REPO, "scripts", "netty-echo-bench"), str(cfg["netty_seconds"])]
+    text, elapsed = stream(cmd, lambda line: line[:1].isdigit(), 8,
+                           os.path.join(out_dir, "netty_echo.log"))
+    rows = parse_netty_table(text)
     if not rows:
         raise Failure(f"scripts/netty-echo-bench printed no result rows\n{text[-2000:]}")
     out = results.result_path(out_dir, "netty_echo")
     with open(out, "w", encoding="utf-8") as f:
-        json.dump({"command": cmd, "output": text, "rounds": [{"results": rows}]}, f, indent=1)
+        json.dump({"command": cmd, "quick": cfg is QUICK, "output": text,
+                   "rounds": [{"results": rows}]}, f, indent=1)
     return out, elapsed
 
 
-def render(out_dir, img_dir, charts, quick):
-    """Draws the given charts and the summary; returns the SVG paths written."""
+def render(out_dir, img_dir, charts):
+    """Draws the given charts and the summary; returns the SVG paths written. A chart drawn from
+    smoke-run results (--quick) says so in its corner."""
     figures = results.Figures(out_dir, sections.CHARTS)
     written = []
     doc = {"charts": {}, "summary": []}
     smoke = "--quick smoke run: not figures to quote"
+    def measured(chart):
+        return any(figures.has(src) for src in [chart.source] + chart.extra_sources)
+
     for chart in charts:
-        if not figures.has(chart.source):
+        if not measured(chart):
             continue
         table = figures.table(chart)
         labels = []
@@ -283,7 +301,7 @@ def render(out_dir, img_dir, charts, quick):
         path = os.path.join(img_dir, chart.name + ".svg")
         gnuplot.grouped_bars(path, chart.title, chart.ylabel, [g.label for g in chart.groups],
                              labels, table, unit="count" if chart.higher_is_better else "ns",
-                             note=smoke if quick else "medians; " + (
+                             note=smoke if figures.is_smoke(chart) else "medians; " + (
                                  "higher" if chart.higher_is_better else "lower") + " is better")
         written.append(path)
         doc["charts"][chart.name] = {
@@ -294,7 +312,7 @@ def render(out_dir, img_dir, charts, quick):
                        for g, row in zip(chart.groups, table)],
         }
     for chart in sections.CHARTS:
-        s = figures.has(chart.source) and results.summary(chart, figures)
+        s = measured(chart) and results.summary(chart, figures)
         if s:
             label, ratio, per_group = s
             doc["summary"].append({"chart": chart.name, "label": label.replace("\n", " "),
@@ -307,7 +325,8 @@ def render(out_dir, img_dir, charts, quick):
             "speed-up (baseline time / netbuf time)", [s["label"].replace(" vs ", "\nvs ")
                                                       for s in doc["summary"]],
             [s["speedup"] for s in doc["summary"]],
-            note=smoke if quick else "above 1x: netbuf is faster (echo: messages per second)")
+            note=smoke if any(figures.is_smoke(c) for c in sections.CHARTS)
+            else "above 1x: netbuf is faster (echo: messages per second)")
         written.append(path)
     with open(os.path.join(out_dir, "charts.json"), "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
@@ -317,8 +336,10 @@ def render(out_dir, img_dir, charts, quick):
 def main(argv):
     args = parse_args(argv)
     cfg = QUICK if args.quick else FULL
-    out_dir = os.path.abspath(args.out)
-    img_dir = os.path.abspath(args.img)
+    default_out = os.path.join(REPO, "build", "bench", *(["quick"] if args.quick else []))
+    out_dir = os.path.abspath(args.out or default_out)
+    img_dir = os.path.abspath(args.img or (os.path.join(default_out, "img") if args.quick
+                                           else os.path.join(REPO, "docs", "img")))
     steps = [] if args.no_run else [s for s in STEPS if not args.only or s in args.only]
     started = time.monotonic()
     try:
@@ -329,6 +350,10 @@ def main(argv):
         ran = set()
         for k, step in enumerate(steps, start=1):
             if step == "netty":
+                if args.quick and not (args.only and "netty" in args.only):
+                    log(f"[{k}/{total}] netty: skipped by --quick (Netty's JIT warm-up alone "
+                        "outlasts a smoke run; name it in --only to run it)")
+                    continue
                 if not netty_installed():
                     log(f"[{k}/{total}] netty: skipped (libnetty-java or a JDK not installed; "
                         "scripts/netty-echo-bench installs them)")
@@ -346,9 +371,8 @@ def main(argv):
             log(f"      done in {elapsed:.0f} s: {shown(out)}")
         charts = [c for c in sections.CHARTS
                   if args.no_run or c.source in ran or set(c.extra_sources) & ran]
-        log(f"[{total}/{total}] charts: {len(charts)} section(s) and the summary into "
-            f"{shown(img_dir)}")
-        written = render(out_dir, img_dir, charts, args.quick)
+        log(f"[{total}/{total}] charts into {shown(img_dir)}")
+        written = render(out_dir, img_dir, charts)
         for path in written:
             log(f"      {shown(path)} ({os.path.getsize(path)} bytes)")
     except (Failure, gnuplot.RenderError, results.ResultError) as e:

@@ -58,6 +58,11 @@ def benchmark_labels(path):
             for b in doc.get("benchmarks", []) if b.get("label")}
 
 
+def max_repetitions(path):
+    """The most repetitions of any row (1: a --quick smoke run)."""
+    return max((b.get("repetitions", 1) for b in _load(path).get("benchmarks", [])), default=0)
+
+
 def echo_figures(path):
     """{(impl, connections, size, window): median msgs/s} of an echo result file.
 
@@ -91,6 +96,7 @@ class Figures:
     def __init__(self, out_dir, charts):
         self.by_source = {}
         self.labels = {}
+        self.smoke = {}
         for chart in charts:
             for source in [chart.source] + list(chart.extra_sources):
                 path = result_path(out_dir, source)
@@ -99,8 +105,14 @@ class Figures:
                 if source.endswith("_bench"):
                     self.by_source[source] = benchmark_figures(path, chart.metric)
                     self.labels[source] = benchmark_labels(path)
+                    self.smoke[source] = max_repetitions(path) <= 1
                 else:
                     self.by_source[source] = echo_figures(path)
+                    self.smoke[source] = bool(_load(path).get("quick"))
+
+    def is_smoke(self, chart):
+        """Whether any of the chart's figures come from a --quick run."""
+        return any(self.smoke.get(src) for src in [chart.source] + list(chart.extra_sources))
 
     def has(self, source):
         return source in self.by_source

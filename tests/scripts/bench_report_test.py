@@ -78,7 +78,8 @@ class QuickRun(unittest.TestCase):
 
     def test_text_chart_and_summary_are_svg(self):
         check_svg(self, os.path.join(self.img, "text.svg"),
-                  ["Text fast paths", "netbuf", "scalar loop", "writeAscii", "ascii-1024"])
+                  ["Text fast paths", "netbuf", "scalar loop", "writeAscii", "ascii-1024",
+                   "--quick smoke run"])
         check_svg(self, os.path.join(self.img, "summary.svg"), ["text kernels", "vs scalar loop"])
 
     def test_only_the_sections_that_ran_are_drawn(self):
@@ -147,10 +148,36 @@ class RenderFromResults(unittest.TestCase):
         self.assertAlmostEqual(summary["echo"]["speedup"], 1.5)
         self.assertEqual(summary["echo"]["label"], "echo server vs plain Asio")
         check_svg(self, os.path.join(self.img, "composite.svg"),
-                  ["netbuf CompositeByteBuf", "readLong", "build from"])
-        check_svg(self, os.path.join(self.img, "echo.svg"), ["netbuf echo server", "1 conn"])
+                  ["netbuf CompositeByteBuf", "readLong", "build from", "medians; lower is better"])
+        check_svg(self, os.path.join(self.img, "echo.svg"),
+                  ["netbuf echo server", "1 conn", "medians; higher is better"])
         check_svg(self, os.path.join(self.img, "summary.svg"), ["0.99x", "1.50x"])
         self.assertFalse(os.path.exists(os.path.join(self.img, "text.svg")))
+
+    def test_echo_summary_is_against_netty_where_measured(self):
+        def write(name, rows):
+            with open(os.path.join(self.out, name), "w", encoding="utf-8") as f:
+                json.dump({"rounds": [{"results": rows}]}, f)
+
+        case = {"connections": 16, "size": 128, "window": 64}
+        # Three rounds in-process: the median of netbuf's 900, 1000, 5000 is 1000.
+        with open(os.path.join(self.out, "echo.json"), "w", encoding="utf-8") as f:
+            json.dump({"rounds": [{"results": [dict(case, impl="netbuf", msgs_per_s=r),
+                                               dict(case, impl="asio", msgs_per_s=1000.0)]}
+                                  for r in (900.0, 5000.0, 1000.0)]}, f)
+        write("netty_echo.json", [dict(case, impl="netty", msgs_per_s=400.0),
+                                  dict(case, impl="netbuf", msgs_per_s=1000.0)])
+        proc = bench_report("--no-run", "--out", self.out, "--img", self.img)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        with open(os.path.join(self.out, "charts.json"), encoding="utf-8") as f:
+            charts = json.load(f)
+        values = charts["charts"]["echo"]["groups"][5]["values"]
+        self.assertEqual(values, {"netbuf": 1000.0, "asio": 1000.0, "netbuf_own": 1000.0,
+                                  "netty": 400.0})
+        self.assertEqual(charts["summary"][0]["label"], "echo server vs Netty 4.1")
+        self.assertAlmostEqual(charts["summary"][0]["speedup"], 2.5)
+        check_svg(self, os.path.join(self.img, "echo.svg"),
+                  ["Netty 4.1 echo server, own process", "16 conns"])
 
     def test_unreadable_result_file_is_an_error(self):
         with open(os.path.join(self.out, "json_bench.json"), "w", encoding="utf-8") as f:
@@ -158,6 +185,30 @@ class RenderFromResults(unittest.TestCase):
         proc = bench_report("--no-run", "--out", self.out, "--img", self.img)
         self.assertEqual(proc.returncode, 1)
         self.assertIn("json_bench.json", proc.stderr)
+
+
+class NettyTable(unittest.TestCase):
+    """scripts/netty-echo-bench's table, as bench-report reads it (no Netty needed)."""
+
+    def test_rows_become_echo_results(self):
+        sys.path.insert(0, os.path.join(ARGS.source_dir, "scripts"))
+        sys.dont_write_bytecode = True
+        from bench_report.main import parse_netty_table
+        text = (
+            "setup: all build dependencies present\n"
+            "conns  size    window    Netty msg/s  netbuf msg/s  ratio | Netty us/msg netbuf "
+            "us/msg  ratio | server cores (Netty, netbuf)\n"
+            "1      128     64             170688        679104  3.98x |       1.2303       "
+            "0.2062  5.97x | 0.21, 0.14\n"
+            "16     16384   1                1597         14843  9.29x |     156.5435      "
+            "14.1481 11.06x | 0.25, 0.21\n")
+        self.assertEqual(parse_netty_table(text), [
+            {"connections": 1, "size": 128, "window": 64, "impl": "netty", "msgs_per_s": 170688.0},
+            {"connections": 1, "size": 128, "window": 64, "impl": "netbuf", "msgs_per_s": 679104.0},
+            {"connections": 16, "size": 16384, "window": 1, "impl": "netty", "msgs_per_s": 1597.0},
+            {"connections": 16, "size": 16384, "window": 1, "impl": "netbuf", "msgs_per_s": 14843.0},
+        ])
+        self.assertEqual(parse_netty_table("server exited\n"), [])
 
 
 class MissingGnuplot(unittest.TestCase):
