@@ -143,27 +143,33 @@ class Progress:
         return time.monotonic() - self.start
 
 
-def stream(cmd, count_line, expected, log_path):
-    """Runs cmd, counting result lines of its stdout for the progress line; stderr and stdout
-    go to log_path as well. Returns its stdout."""
+def stream(cmd, count_done, expected, log_path):
+    """Runs cmd; count_done(stdout so far) says how many of the expected runs are done, for the
+    progress line. stdout and stderr go to log_path as well. Returns (stdout, seconds taken).
+
+    Output is read as it comes, not by lines: a program may print its JSON without newlines."""
     progress = Progress(expected)
-    out_lines = []
-    with open(log_path, "w", encoding="utf-8") as log_file:
-        log_file.write("$ " + " ".join(cmd) + "\n")
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=log_file, text=True)
+    out = bytearray()
+    with open(log_path, "wb") as log_file:
+        log_file.write(("$ " + " ".join(cmd) + "\n").encode())
+        log_file.flush()
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=log_file)
         done = 0
-        for line in proc.stdout:
-            out_lines.append(line)
-            log_file.write(line)
-            if count_line(line):
-                done += 1
+        while chunk := proc.stdout.read1(65536):
+            out += chunk
+            log_file.write(chunk)
+            now = count_done(out.decode("utf-8", "replace"))
+            if now != done:
+                done = now
                 progress.update(done)
         rc = proc.wait()
     elapsed = progress.finish()
+    text = out.decode("utf-8", "replace")
     if rc != 0:
-        tail = open(log_path, encoding="utf-8").read()[-3000:]
+        with open(log_path, encoding="utf-8", errors="replace") as f:
+            tail = f.read()[-3000:]
         raise Failure(f"{os.path.basename(cmd[0])} exited with {rc} (log: {log_path})\n{tail}")
-    return "".join(out_lines), elapsed
+    return text, elapsed
 
 
 def list_benchmarks(program):
@@ -195,13 +201,15 @@ def run_program(name, build, out_dir, cfg, quick):
            "--benchmark_enable_random_interleaving=true",
            "--benchmark_format=console", "--benchmark_color=false",
            "--benchmark_out_format=json", "--benchmark_out=" + out]
-    aggregates = ("_mean", "_median", "_stddev", "_cv")
 
-    def is_run(line):
-        first = line.split(" ", 1)[0]
-        return first in names and not first.endswith(aggregates)
+    wanted_set = set(names)
 
-    _, elapsed = stream(cmd, is_run, expected, os.path.join(out_dir, name + ".log"))
+    def runs_done(text):
+        # Console lines start with the row's name; aggregate lines add a suffix to it.
+        return sum(1 for line in text.splitlines()
+                   if line.split(" ", 1)[0] in wanted_set)
+
+    _, elapsed = stream(cmd, runs_done, expected, os.path.join(out_dir, name + ".log"))
     results.benchmark_figures(out, chart.metric)  # fails here, not at rendering, if unreadable
     return out, elapsed
 
@@ -216,7 +224,7 @@ def run_echo(build, out_dir, cfg):
     log(f"      {cfg['echo_rounds']} round(s) of the 8-case matrix on both servers, "
         f"{cfg['echo_seconds']:g} s per row")
     for k in range(cfg["echo_rounds"]):
-        text, elapsed = stream(cmd, lambda line: '"impl"' in line, rows_per_round,
+        text, elapsed = stream(cmd, lambda out: out.count('"impl"'), rows_per_round,
                                os.path.join(out_dir, f"echo.round{k + 1}.log"))
         total += elapsed
         try:
@@ -264,7 +272,7 @@ def parse_netty_table(text):
 def run_netty(out_dir, cfg):
     """scripts/netty-echo-bench: its table rows become OUT/netty_echo.json (impl netty, netbuf)."""
     cmd = [os.path.join(REPO, "scripts", "netty-echo-bench"), str(cfg["netty_seconds"])]
-    text, elapsed = stream(cmd, lambda line: line[:1].isdigit(), 8,
+    text, elapsed = stream(cmd, lambda out: len(parse_netty_table(out)) // 2, 8,
                            os.path.join(out_dir, "netty_echo.log"))
     rows = parse_netty_table(text)
     if not rows:
@@ -283,6 +291,7 @@ def render(out_dir, img_dir, charts):
     written = []
     doc = {"charts": {}, "summary": []}
     smoke = "--quick smoke run: not figures to quote"
+
     def measured(chart):
         return any(figures.has(src) for src in [chart.source] + chart.extra_sources)
 
