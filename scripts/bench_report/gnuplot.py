@@ -44,10 +44,13 @@ def _number(v):
 
 
 def _header(path, width, height, title):
+    # `name` becomes the SVG's <title> (gnuplot allows only an identifier there).
+    name = "netbuf_" + "".join(c if c.isalnum() else "_" for c in
+                              os.path.splitext(os.path.basename(path))[0])
     return [
         "set encoding utf8",
-        f"set terminal svg size {width},{height} noenhanced font \"sans,11\" "
-        "background rgb \"white\"",
+        f"set terminal svg size {width},{height} noenhanced name \"{name}\" "
+        "font \"sans,11\" background rgb \"white\"",
         f"set output {quote(path)}",
         f"set title {quote(title)} font \",13\"",
         "set datafile missing \"NaN\"",
@@ -170,8 +173,8 @@ def ratio_bars(path, title, ylabel, labels, ratios, note=None):
     lines.append("EOD")
     # Each box spans from 1 (as fast as the baseline) to the ratio, up or down.
     lines.append("plot $data using 1:2:($1-0.3):($1+0.3):($2<1?$2:1):($2<1?1:$2):3 "
-                 "with boxxyerror lc rgb variable, \\\n"
-                 "     '' using 1:($2>=1?$2*1.18:$2/1.18):4 with labels font \",10\"")
+                 "with boxxyerror lc rgb variable notitle, \\\n"
+                 "     '' using 1:($2>=1?$2*1.18:$2/1.18):4 with labels notitle font \",10\"")
     _run(path, lines)
 
 
