@@ -57,7 +57,13 @@ def parse_args(argv):
     p = argparse.ArgumentParser(
         prog="scripts/bench-report",
         description="Runs netbuf's benchmark programs with fixed repetitions, writes their raw "
-        "results as JSON and renders the SVG charts of docs/benchmarks.md (with gnuplot).")
+        "results as JSON and renders the SVG charts of docs/benchmarks.md (with gnuplot).",
+        epilog=f"Full run: {FULL['repetitions']} interleaved repetitions of at least "
+        f"{FULL['min_time']:g} s CPU time per row (medians drawn), the echo matrix in "
+        f"{FULL['echo_rounds']} rounds of {FULL['echo_seconds']:g} s per row, Netty at "
+        f"{FULL['netty_seconds']} s per row. --quick: {QUICK['repetitions']} repetition of "
+        f"{QUICK['min_time']:g} s, the first groups of each chart, one echo round of "
+        f"{QUICK['echo_seconds']:g} s per row.")
     p.add_argument("--quick", action="store_true",
                    help="smoke run: very short min_time, one repetition, a few rows per program")
     p.add_argument("--build-dir", metavar="DIR",
