@@ -32,7 +32,8 @@ from . import gnuplot, results, sections
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # The full run: interleaved repetitions of a fixed minimum time (medians are drawn); the echo
-# matrix in rounds. About 10 minutes on 2 cores. --quick: a smoke run of a few rows.
+# matrix in rounds. About 17 minutes on 2 cores shared with builds (min_time counts CPU time, so
+# a busy machine stretches the run). --quick: a smoke run of a few rows.
 FULL = {"min_time": 0.2, "repetitions": 7, "echo_seconds": 2.0, "echo_rounds": 3, "netty_seconds": 3}
 QUICK = {"min_time": 0.01, "repetitions": 1, "echo_seconds": 0.2, "echo_rounds": 1, "netty_seconds": 1}
 
@@ -174,7 +175,7 @@ def stream(cmd, count_done, expected, log_path):
     if rc != 0:
         with open(log_path, encoding="utf-8", errors="replace") as f:
             tail = f.read()[-3000:]
-        raise Failure(f"{os.path.basename(cmd[0])} exited with {rc} (log: {log_path})\n{tail}")
+        raise Failure(f"{' '.join(cmd)[:200]} exited with {rc} (log: {log_path})\n{tail}")
     return text, elapsed
 
 
@@ -201,7 +202,10 @@ def run_program(name, build, out_dir, cfg, quick):
     expected = len(names) * cfg["repetitions"]
     log(f"      {len(names)} rows x {cfg['repetitions']} repetitions, min_time {cfg['min_time']} s")
     out = results.result_path(out_dir, name)
-    cmd = [program, "--benchmark_filter=" + sections.benchmark_filter(names),
+    # Line-buffered through a pipe (coreutils' stdbuf), so that progress follows each run rather
+    # than each 4 KiB of console output.
+    line_buffered = ["stdbuf", "-oL"] if shutil.which("stdbuf") else []
+    cmd = line_buffered + [program, "--benchmark_filter=" + sections.benchmark_filter(names),
            f"--benchmark_min_time={cfg['min_time']}",
            f"--benchmark_repetitions={cfg['repetitions']}",
            "--benchmark_enable_random_interleaving=true",
