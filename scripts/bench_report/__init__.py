@@ -1,0 +1,1 @@
+"""scripts/bench-report: runs netbuf's benchmark programs and renders their charts (see main.py)."""
