@@ -4,7 +4,7 @@
 
 int main() {
   using namespace netbuf;
-  ByteBuf buf = Unpooled::buffer(64);       // heap buffer, grows on demand
+  ByteBuf buf = Unpooled::buffer(64);       // default allocator (the pool), grows on demand
   buf.writeShort(0x0102).writeIntLE(7);     // big-endian by default, ...LE for little-endian
   std::size_t n = buf.writeUtf8(u"héllo");  // UTF-16 -> UTF-8 straight into buffer memory
   buf.writeMedium(-2);                      // 24-bit, sign-extended on read

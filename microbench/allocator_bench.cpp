@@ -286,8 +286,8 @@ void BM_ProducerConsumer_Malloc(benchmark::State& state) {
 
 /// A mixed-size live set (log-uniform 16 B .. 64 KiB, 16384 buffers, ~124 MiB requested) in which
 /// each op replaces a random buffer. Reports held / live: held = chunk bytes + direct bytes (what
-/// the pool took from the OS for data), live = bytes requested by the live buffers (the issue's
-/// "live bytes"); held_over_slot_bytes divides by the usable slot bytes instead.
+/// the pool took from the OS for data), live = bytes requested by the live buffers (the
+/// target's "live bytes"); held_over_slot_bytes divides by the usable slot bytes instead.
 void BM_SteadyStateMemory(benchmark::State& state) {
   netbuf::PooledAllocatorOptions o;
   o.leakDetection = netbuf::LeakDetectionLevel::Disabled;

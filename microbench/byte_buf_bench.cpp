@@ -1,4 +1,4 @@
-// ByteBuf hot paths beside the code a user would otherwise write (issue 2).
+// ByteBuf hot paths beside the code a user would otherwise write.
 //
 // Every netbuf benchmark has a baseline doing the same work on the same data:
 //   * primitives:   kValues values per iteration into a reused buffer (clear() each iteration)

@@ -1,5 +1,5 @@
-// Frame decoder benchmarks (issue 6): the workload of the issue's targets, beside a hand-written
-// baseline.
+// Frame decoder benchmarks: the workload of docs/benchmarks.md (Frame decoders), beside a
+// hand-written baseline.
 //
 // Workload: 100,000 frames with 64-byte payloads arriving in 16 KiB reads. Each read is simulated
 // as a socket read would be: a 16 KiB buffer from a PooledByteBufAllocator, filled by memcpy from

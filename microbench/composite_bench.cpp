@@ -1,4 +1,4 @@
-// CompositeByteBuf benchmarks (issue 5), in the shapes of Netty's CompositeByteBufRandomAccess /
+// CompositeByteBuf benchmarks, in the shapes of Netty's CompositeByteBufRandomAccess /
 // sequential benchmarks, each beside its contiguous or hand-written baseline.
 //
 //   read/*         8 components of 512 B read fully as readLong (512 reads) and as getByte

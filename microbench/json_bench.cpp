@@ -1,5 +1,5 @@
-// JSON benchmarks (issue 9): netbuf's JSON codec beside nlohmann::json 3.11 and RapidJSON 1.1
-// (Debian's nlohmann-json3-dev and rapidjson-dev; used only here), on the issue's workloads:
+// JSON benchmarks: netbuf's JSON codec beside nlohmann::json 3.11 and RapidJSON 1.1 (Debian's
+// nlohmann-json3-dev and rapidjson-dev; used only here), on two workloads (docs/benchmarks.md):
 //
 //   small    canonical serialization of the Perl benchmark's hash {"z":"z","a":"a","c":["2","1"]}
 //            (keys sorted on every call; all three must print {"a":"a","c":["2","1"],"z":"z"}):
@@ -18,7 +18,7 @@
 //              serialize: netbuf/write (compact), rapidjson/writer, nlohmann/dump
 //              parse:     netbuf/parse (into a Document cleared per call; strings without escapes
 //                         are views), rapidjson/dom (Document::Parse into a fresh Document per
-//                         call: the issue's baseline), nlohmann/parse
+//                         call: the parse target's baseline), nlohmann/parse
 //
 // Sanity: all three parse the generated text to documents that re-serialise to the same bytes
 // (compact, insertion order); the canonical rows are checked for the exact expected output.

@@ -1,5 +1,5 @@
-// MessagePack benchmarks (issue 8): netbuf's encoder and decoder beside msgpack-c (Debian's
-// libmsgpack-cxx-dev, 4.1; used only here), on the issue's three workloads:
+// MessagePack benchmarks: netbuf's encoder and decoder beside msgpack-c (Debian's
+// libmsgpack-cxx-dev, 4.1; used only here), on three workloads (figures: docs/benchmarks.md):
 //
 //   small   the Perl benchmark's hash {"z":"z","a":"a","c":["2","1"]}; netbuf encodes it in
 //           canonical mode (keys sorted on every call, from a Value tree built in insertion

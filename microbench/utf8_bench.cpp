@@ -1,5 +1,5 @@
 // Google Benchmark for the text kernels of <netbuf/buffer/utf8.hpp>. The workloads, operations and
-// baselines are defined once in tools/bench_strings.hpp (shared with `netbuf bench strings`).
+// baselines are defined once in bench_strings.hpp (tools/bench_support/, shared with the tool).
 // Names: <operation>/<workload>/<variant>; bytes/s count the operation's input bytes.
 //   utf8_bench --benchmark_min_time=0.1 --benchmark_filter='ascii-1024'
 #include "bench_strings.hpp"
