@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <fstream>
 #include <netbuf/buffer/byte_buf.hpp>
+#include <netbuf/codec/json/json_stream_writer.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 #include <netbuf/transport/bootstrap.hpp>
 #include <sstream>

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <netbuf/buffer/byte_buf.hpp>
+#include <netbuf/codec/json/json_stream_writer.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 
 #include "bench_strings.hpp"

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <netbuf/buffer/byte_buf.hpp>
+#include <netbuf/codec/json/json_stream_writer.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 
 #include "asio_echo_server.hpp"

@@ -5,6 +5,7 @@
 #include "cpu_time.hpp"
 
 #include <netbuf/buffer/byte_buf.hpp>
+#include <netbuf/codec/json/json_stream_writer.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 
 #include <algorithm>
