@@ -16,6 +16,14 @@
 
 namespace netbuf::detail {
 
+/// The member type M of a member pointer type M C::*.
+template <class P>
+struct MemberType;
+template <class C, class M>
+struct MemberType<M C::*> {
+  using type = M;
+};
+
 /// The fields of T: Names::value is the std::array<std::string_view, N> of the field names in the
 /// listed order, Members the matching member pointers (&T::field...).
 template <class T, class Names, auto... Members>
@@ -24,12 +32,15 @@ struct FieldTable {
   static constexpr std::size_t kCount = sizeof...(Members);
   static constexpr const std::array<std::string_view, kCount>& kNames = Names::value;
 
-  /// Field I's member pointer.
+  /// Field I's member pointer type (M T::*) and value. The type is spelled out rather than
+  /// deduced (`auto`): clang 14 does not deduce a static variable template's type at its use.
   template <std::size_t I>
-  static constexpr auto kMember = std::get<I>(std::tuple{Members...});
+  using MemberPointer = std::tuple_element_t<I, std::tuple<decltype(Members)...>>;
+  template <std::size_t I>
+  static constexpr MemberPointer<I> kMember = std::get<I>(std::tuple{Members...});
   /// Field I's type (cv-unqualified).
   template <std::size_t I>
-  using FieldType = std::remove_cvref_t<decltype(std::declval<T&>().*kMember<I>)>;
+  using FieldType = std::remove_cv_t<typename MemberType<MemberPointer<I>>::type>;
 
   /// Field I of obj.
   template <std::size_t I>
