@@ -145,9 +145,15 @@ EventLoopGroup::~EventLoopGroup() {
       hooks.clear();
     }
   }
-  // Tasks dropped at shutdown are destroyed with their loop's io_context. Their destructors may
-  // call into any loop of the group (and be refused), so every io_context goes before any loop.
-  for (auto& l : loops_) l->work_.reset();
+  // Handlers dropped at shutdown (tasks, pending accepts, reads and timers) are destroyed when
+  // their loop's io_context shuts down. They may own I/O objects of another loop's context, or
+  // call into any loop of the group (and be refused): so every context is shut down before any is
+  // destroyed, and every io_context goes before any loop.
+  for (auto& l : loops_) {
+    l->work_.reset();
+    l->contextGone_ = true;
+  }
+  for (auto& l : loops_) l->ctx_->shutdown();
   for (auto& l : loops_) l->ctx_.reset();
 }
 

@@ -78,7 +78,7 @@ class EventLoop final : public ChannelExecutor {
 
   /// The loop's io_context (for Asio objects that must live on this loop: sockets, timers).
   boost::asio::io_context& context() {
-    if (!ctx_) [[unlikely]]
+    if (contextGone_) [[unlikely]]
       throwDestroyed();
     return *ctx_;
   }
@@ -197,12 +197,25 @@ class EventLoop final : public ChannelExecutor {
   std::uint64_t nextHookId_ = 1;
   void runShutdownHooks() noexcept;
 
-  // Destroying the io_context destroys the tasks that never ran (dropped at shutdown), and their
-  // destructors may still call into this loop or another loop of the group (execute() then
-  // refuses them). So the group's destructor resets every loop's io_context first, while all the
-  // loops and the group are whole (declared last but for work_, it would also go early in a
-  // loop's own destruction).
-  std::optional<boost::asio::io_context> ctx_{std::in_place, 1};
+  // An io_context whose execution_context::shutdown() the group can call: shutting a context
+  // down destroys the handlers that never ran (dropped tasks, pending accepts and reads), and
+  // those may own I/O objects of another loop's context (an accepted socket bound for the next
+  // loop). Asio allows destroying an I/O object after its context's shutdown() but not after its
+  // destruction, so the group shuts every context down before it destroys any.
+  class Context : public boost::asio::io_context {
+   public:
+    using boost::asio::execution_context::shutdown;
+    using boost::asio::io_context::io_context;
+  };
+
+  // The handlers destroyed with the io_context may still call into this loop or another loop of
+  // the group (execute() then refuses them). So the group's destructor shuts down and then resets
+  // every loop's io_context first, while all the loops and the group are whole (declared last
+  // but for work_, it would also go early in a loop's own destruction).
+  std::optional<Context> ctx_{std::in_place, 1};
+  // Set by the group's destructor (its thread alone, after every loop thread has been joined)
+  // before it shuts the io_context down: from then on context() throws.
+  bool contextGone_ = false;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
       ctx_->get_executor()};
 };
