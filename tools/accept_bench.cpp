@@ -143,11 +143,10 @@ int runBenchAccept(const ParsedOptions& options) {
     w.key("results");
     w.beginArray();
   } else {
-    std::printf(
-        "netbuf bench accept: %zu loop(s), %zu client thread(s), %.1f s per design, %s\n\n",
-        loops, clients, seconds,
-        openLoop ? "open loop (clients do not wait for the server)"
-                 : "closed loop (each client waits for the server's close)");
+    std::printf("netbuf bench accept: %zu loop(s), %zu client thread(s), %.1f s per design, %s\n\n",
+                loops, clients, seconds,
+                openLoop ? "open loop (clients do not wait for the server)"
+                         : "closed loop (each client waits for the server's close)");
     std::printf("%-28s %14s %8s %17s\n", "design", "connections/s", "errors", "listen overflows");
   }
   std::uint64_t totalErrors = 0;

@@ -130,8 +130,7 @@ std::string ParsedOptions::text(std::string_view name) const { return std::strin
 
 void ParsedOptions::invalid(std::string_view name, std::string_view expected) const {
   const std::optional<std::string_view> v = value(name);
-  throw UsageError(
-      fmt::format("invalid value '{}' for {} ({})", v.value_or(""), name, expected));
+  throw UsageError(fmt::format("invalid value '{}' for {} ({})", v.value_or(""), name, expected));
 }
 
 std::size_t ParsedOptions::count(std::string_view name, std::size_t min, std::size_t max) const {
@@ -145,7 +144,7 @@ std::size_t ParsedOptions::count(std::string_view name, std::size_t min, std::si
 std::size_t ParsedOptions::bytes(std::string_view name, std::size_t min, std::size_t max) const {
   std::size_t v = 0;
   if (!parseBytes(present(name), v) || v < min || v > max)
-    invalid(name, fmt::format("a byte count{}, K/M suffixes binary", 
+    invalid(name, fmt::format("a byte count{}, K/M suffixes binary",
                               max == SIZE_MAX ? fmt::format(" of at least {}", min)
                                               : fmt::format(" in {}..{}", min, max)));
   return v;
@@ -189,9 +188,8 @@ void printList(std::FILE* out, std::string_view indent, std::size_t width, std::
   std::size_t start = 0;
   for (;;) {
     const std::size_t end = text.find('\n', start);
-    const std::string_view part = text.substr(start, end == std::string_view::npos
-                                                         ? std::string_view::npos
-                                                         : end - start);
+    const std::string_view part =
+        text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     std::fprintf(out, "%s%.*s\n", line.c_str(), static_cast<int>(part.size()), part.data());
     if (end == std::string_view::npos) break;
     start = end + 1;
@@ -252,8 +250,7 @@ void printSubcommandUsage(const Command& command, const Subcommand& sub, std::FI
   std::fprintf(out, "%s\n\n%.*s\n", synopsis.c_str(), static_cast<int>(sub.summary.size()),
                sub.summary.data());
   if (!sub.description.empty())
-    std::fprintf(out, "\n%.*s\n", static_cast<int>(sub.description.size()),
-                 sub.description.data());
+    std::fprintf(out, "\n%.*s\n", static_cast<int>(sub.description.size()), sub.description.data());
   if (sub.options.empty()) return;
   std::fprintf(out, "\noptions:\n");
   std::size_t width = 0;

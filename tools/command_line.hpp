@@ -40,9 +40,9 @@ inline constexpr int kExitUsage = 2;
 
 /// One option of a subcommand.
 struct OptionSpec {
-  std::string_view name;       ///< "--seconds"
-  std::string_view valueName;  ///< the value's placeholder in usage ("S"); empty: a flag
-  std::string_view help;       ///< lines (joined by '\n') for the option list
+  std::string_view name;               ///< "--seconds"
+  std::string_view valueName;          ///< the value's placeholder in usage ("S"); empty: a flag
+  std::string_view help;               ///< lines (joined by '\n') for the option list
   std::string_view defaultValue = {};  ///< the value when the option is absent; empty: none
   bool required = false;               ///< a usage error when absent
 };
@@ -96,11 +96,9 @@ class ParsedOptions {
   std::string text(std::string_view name) const;
 
   /// A decimal count in [min, max] (digits only: no sign, space or suffix).
-  std::size_t count(std::string_view name, std::size_t min = 0,
-                    std::size_t max = SIZE_MAX) const;
+  std::size_t count(std::string_view name, std::size_t min = 0, std::size_t max = SIZE_MAX) const;
   /// A byte count, optionally suffixed K/Ki/KiB/k (x1024) or M/Mi/MiB (x2^20), in [min, max].
-  std::size_t bytes(std::string_view name, std::size_t min = 0,
-                    std::size_t max = SIZE_MAX) const;
+  std::size_t bytes(std::string_view name, std::size_t min = 0, std::size_t max = SIZE_MAX) const;
   /// Seconds (std::stod syntax, fractions allowed) in [0, max], or in (0, max] when positive.
   double seconds(std::string_view name, double max = 86400, bool positive = false) const;
   /// A port in 0..65535, or 1..65535 when nonZero.

@@ -37,7 +37,8 @@ constexpr OptionSpec kBenchAcceptOptions[] = {
 
 constexpr Subcommand kBench[] = {
     {"strings", "the text fast paths (UTF-8/UTF-16/ASCII) against their baselines",
-     "Runs the shared string workloads (tools/bench_support/bench_strings.hpp) with a steady_clock\n"
+     "Runs the shared string workloads (tools/bench_support/bench_strings.hpp) with a "
+     "steady_clock\n"
      "timing loop and prints one row per operation and workload: netbuf's throughput and its\n"
      "ratio to each baseline (baseline time / netbuf time; for memcpy, the fraction of memcpy\n"
      "speed reached). vs-tier0 is netbuf's own scalar tier, forced.",
@@ -68,8 +69,9 @@ constexpr OptionSpec kServeEchoOptions[] = {
     {"--unix", "PATH",
      "listen on a Unix domain stream socket instead ('@name': an\nabstract one); netbuf's "
      "server only"},
-    {"--udp", "", "echo UDP datagrams on ADDR:PORT instead (each to its sender);\nnetbuf's "
-                  "server only"},
+    {"--udp", "",
+     "echo UDP datagrams on ADDR:PORT instead (each to its sender);\nnetbuf's "
+     "server only"},
     {"--threads", "T", "I/O threads, one io_context each, 1..1024", "1"},
     {"--impl", "I",
      "the server: 'netbuf' (netbuf's transport) or 'asio' (a hand-written\nplain Boost.Asio "
@@ -153,8 +155,9 @@ constexpr OptionSpec kMsgpackEncodeOptions[] = {
 
 constexpr OptionSpec kMsgpackDecodeOptions[] = {
     {"--pretty", "", "indented JSON (one document per value still)"},
-    {"--lenient-utf8", "", "accept str values that are not valid UTF-8 (JSON still cannot hold\n"
-                           "them: such a value is an error when written)"},
+    {"--lenient-utf8", "",
+     "accept str values that are not valid UTF-8 (JSON still cannot hold\n"
+     "them: such a value is an error when written)"},
 };
 
 constexpr std::string_view kMappingText =
@@ -177,7 +180,10 @@ constexpr Subcommand kMsgpack[] = {
 };
 
 constexpr Subcommand kJson[] = {
-    {"validate", "exit 0 if stdin is one valid JSON document, else 1 with the error", {}, {},
+    {"validate",
+     "exit 0 if stdin is one valid JSON document, else 1 with the error",
+     {},
+     {},
      runJsonValidate},
     {"canonical", "RFC 8785 (JCS) canonical form of stdin on stdout", {}, {}, runJsonCanonical},
     {"pretty", "indented form of stdin on stdout", {}, {}, runJsonPretty},

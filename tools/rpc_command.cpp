@@ -11,8 +11,8 @@
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/codec/json/json_stream_writer.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
-#include <netbuf/transport/event_loop.hpp>
 #include <netbuf/rpc/message_pack_rpc_server.hpp>
+#include <netbuf/transport/event_loop.hpp>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -23,7 +23,7 @@ std::mutex& registryMutex() {
 namespace {
 
 thread_local bool tCachesGone = false;  // this thread's caches have been torn down (thread exit)
-thread_local std::uint64_t tSampleRng = 0;   // xorshift64 state; 0 = not seeded yet
+thread_local std::uint64_t tSampleRng = 0;  // xorshift64 state; 0 = not seeded yet
 // Seeds for the threads' generators: the same sequence in every process (reproducible runs).
 std::atomic<std::uint64_t> gSampleSeed{0x9E3779B97F4A7C15ULL};
 

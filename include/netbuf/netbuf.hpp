@@ -4,8 +4,8 @@
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/buffer/byte_buf_allocator.hpp>
 #include <netbuf/buffer/byte_buf_reader.hpp>
-#include <netbuf/buffer/byte_buf_writer.hpp>
 #include <netbuf/buffer/byte_buf_view.hpp>
+#include <netbuf/buffer/byte_buf_writer.hpp>
 #include <netbuf/buffer/byte_processor.hpp>
 #include <netbuf/buffer/composite_byte_buf.hpp>
 #include <netbuf/buffer/errors.hpp>
@@ -48,6 +48,8 @@
 #include <netbuf/codec/string_encoder.hpp>
 #include <netbuf/codec/varint32_frame_decoder.hpp>
 #include <netbuf/codec/varint32_length_field_prepender.hpp>
+#include <netbuf/rpc/message_pack_rpc_client.hpp>
+#include <netbuf/rpc/message_pack_rpc_server.hpp>
 #include <netbuf/transport/bootstrap.hpp>
 #include <netbuf/transport/channel.hpp>
 #include <netbuf/transport/channel_error.hpp>
@@ -71,8 +73,6 @@
 #include <netbuf/transport/logging_handler.hpp>
 #include <netbuf/transport/message.hpp>
 #include <netbuf/transport/read_timeout_handler.hpp>
-#include <netbuf/rpc/message_pack_rpc_client.hpp>
-#include <netbuf/rpc/message_pack_rpc_server.hpp>
 #include <netbuf/transport/reconnector.hpp>
 #include <netbuf/transport/server_channel.hpp>
 #include <netbuf/transport/socket_channel.hpp>

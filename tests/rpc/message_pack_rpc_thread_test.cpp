@@ -19,8 +19,8 @@
 #include <mutex>
 #include <netbuf/codec/msgpack/message_pack_decoder.hpp>
 #include <netbuf/codec/msgpack/message_pack_encoder.hpp>
-#include <netbuf/transport/embedded_channel.hpp>
 #include <netbuf/rpc/message_pack_rpc_client.hpp>
+#include <netbuf/transport/embedded_channel.hpp>
 #include <string>
 #include <thread>
 #include <vector>

@@ -16,12 +16,9 @@ using namespace netbuf::tools;
 namespace {
 
 constexpr OptionSpec kRunOptions[] = {
-    {"--port", "P", "server port", {}, true},
-    {"--seconds", "S", "seconds", "1.5"},
-    {"--size", "N", "bytes", "16K"},
-    {"--count", "C", "a count", "3"},
-    {"--mode", "M", "fast or slow", "fast"},
-    {"--json", "", "machine-readable\noutput"},
+    {"--port", "P", "server port", {}, true},  {"--seconds", "S", "seconds", "1.5"},
+    {"--size", "N", "bytes", "16K"},           {"--count", "C", "a count", "3"},
+    {"--mode", "M", "fast or slow", "fast"},   {"--json", "", "machine-readable\noutput"},
     {"--name", "X", "a name without default"},
 };
 

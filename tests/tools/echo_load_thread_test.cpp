@@ -8,8 +8,8 @@
 #include "netbuf_echo_server.hpp"
 
 #include <doctest/doctest.h>
-#include <netbuf/codec/json/json_parser.hpp>
 #include <unistd.h>
+#include <netbuf/codec/json/json_parser.hpp>
 
 #include <algorithm>
 #include <boost/asio/connect.hpp>

@@ -61,8 +61,7 @@ Bytes roundTrip(const Bytes& in, std::string* json = nullptr, bool canonicalJson
   const std::size_t used = msgpack::decodeOne(bytes, doc, {}, 0);
   REQUIRE(used == in.size());
   ByteBuf text = Unpooled::buffer(in.size() * 2 + 64);
-  json::write(doc.root(), text,
-              {.canonical = canonicalJson, .extendedTypes = true});
+  json::write(doc.root(), text, {.canonical = canonicalJson, .extendedTypes = true});
   const std::string s(text.readableStringView());
   if (json != nullptr) *json = s;
   Document back;
@@ -181,9 +180,9 @@ std::vector<Bytes> corpus() {
   add(Wire{}({0xc7, 0x0c, 0xff}).be(7, 4).be(static_cast<std::uint64_t>(-1700000000LL), 8));
   add(Wire{}({0xc7, 0x0c, 0xff}).be(0, 4).be(std::uint64_t{1} << 34, 8));
   // nested: a map holding every kind
-  add(Wire{}({0x84, 0xa1, 'f', 0xca, 0x3f, 0xc0, 0x00, 0x00, 0xa1, 'a', 0x93, 0xca, 0x80, 0x00,
-              0x00, 0x00, 0xc4, 0x01, 0x00, 0xd4, 0x01, 0x02, 0xa1, 't', 0xd6, 0xff, 0, 0, 0, 1,
-              0xa1, 'm', 0x81, 0xa0, 0x90}));
+  add(Wire{}({0x84, 0xa1, 'f',  0xca, 0x3f, 0xc0, 0x00, 0x00, 0xa1, 'a',  0x93, 0xca,
+              0x80, 0x00, 0x00, 0x00, 0xc4, 0x01, 0x00, 0xd4, 0x01, 0x02, 0xa1, 't',
+              0xd6, 0xff, 0,    0,    0,    1,    0xa1, 'm',  0x81, 0xa0, 0x90}));
   return c;
 }
 
@@ -225,9 +224,9 @@ TEST_CASE("float32 is written as {\"$float32\": x} with extendedTypes, a bare nu
   CHECK(d.root()[1].asFloat32() == 3.0F);
   CHECK(d.root()[2].asFloat32() == -2.0F);
   CHECK(d.root()[3].asFloat32() == std::numeric_limits<float>::max());
-  for (const char* bad : {R"({"$float32":"1"})", R"({"$float32":null})", R"({"$float32":[1]})",
-                          R"({"$float32":3.5e38})", R"({"$float32":-1e39})",
-                          R"({"$float32":1e400})"}) {
+  for (const char* bad :
+       {R"({"$float32":"1"})", R"({"$float32":null})", R"({"$float32":[1]})",
+        R"({"$float32":3.5e38})", R"({"$float32":-1e39})", R"({"$float32":1e400})"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(json::parse(bad, d, {.extendedTypes = true}), JsonError);
   }

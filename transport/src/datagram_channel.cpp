@@ -69,8 +69,8 @@ namespace {
 struct StartWait {
   std::mutex mutex;
   std::condition_variable done;
-  bool finished = false;      // guarded by mutex
-  std::exception_ptr error;   // guarded by mutex; null when the start succeeded
+  bool finished = false;     // guarded by mutex
+  std::exception_ptr error;  // guarded by mutex; null when the start succeeded
 
   void finish(std::exception_ptr e) {
     {

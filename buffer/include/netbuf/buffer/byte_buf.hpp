@@ -53,9 +53,9 @@
 #include <netbuf/buffer/byte_buf_util.hpp>
 #include <netbuf/buffer/byte_buf_view.hpp>
 #include <netbuf/buffer/byte_processor.hpp>
-#include <netbuf/buffer/errors.hpp>
 #include <netbuf/buffer/detail/pool_fast_path.hpp>
 #include <netbuf/buffer/detail/storage.hpp>
+#include <netbuf/buffer/errors.hpp>
 #include <netbuf/buffer/storage_kind.hpp>
 #include <span>
 #include <string>
@@ -526,11 +526,12 @@ inline bool operator==(const ByteBuf& a, const ByteBuf& b) { return a.equals(b);
 inline ByteBuf ByteBufAllocator::buffer(std::size_t initialCapacity, std::size_t maxCapacity) {
   if (initialCapacity > maxCapacity || maxCapacity > kMaxCapacityLimit) [[unlikely]]
     throwBadBufferArguments(initialCapacity, maxCapacity);
-  // A thread-cache hit (detail::popFast: only the pool turns it on), inline: a virtual call would cost more than the hit.
-  // Every other case makes the call. Either way the call yields a block, not a handle: a handle
-  // returned by a call comes back through memory, and then the caller's move from that
-  // temporary (wide loads over the narrower stores that built it) cannot be forwarded from the
-  // store buffer and waits for the stores to retire (up to 0.7 ns per allocation, measured).
+  // A thread-cache hit (detail::popFast: only the pool turns it on), inline: a virtual call would
+  // cost more than the hit. Every other case makes the call. Either way the call yields a block,
+  // not a handle: a handle returned by a call comes back through memory, and then the caller's move
+  // from that temporary (wide loads over the narrower stores that built it) cannot be forwarded
+  // from the store buffer and waits for the stores to retire (up to 0.7 ns per allocation,
+  // measured).
   detail::Storage* s = detail::popFast(fastPath_, initialCapacity);
   if (s == nullptr) [[unlikely]] {
     s = allocateStorage(initialCapacity);

@@ -13,9 +13,9 @@ namespace netbuf {
 /// At `paranoid` every tracked allocation records its own backtrace. At `simple` a sampled
 /// allocation records only its caller (one return address: free to take), and the backtrace is
 /// taken once per caller, at the first sampled allocation from it, and shared by the later ones:
-/// that keeps `simple` within about a nanosecond of `disabled` per allocation. So at `simple`, `caller` is exact and
-/// `frames` is one call path through it (the innermost frames are the allocator's, then the
-/// caller's; outer frames may differ from this buffer's own path).
+/// that keeps `simple` within about a nanosecond of `disabled` per allocation. So at `simple`,
+/// `caller` is exact and `frames` is one call path through it (the innermost frames are the
+/// allocator's, then the caller's; outer frames may differ from this buffer's own path).
 struct LeakReport {
   std::size_t size = 0;        ///< The capacity requested.
   std::uint64_t sequence = 0;  ///< Allocation order among tracked buffers.

@@ -141,8 +141,9 @@ struct alignas(64) PooledStorage : Storage {
 };
 static_assert(sizeof(PooledStorage) == 64, "one cache line per control block");
 
-/// One size class of a thread cache (ThreadCache::Bin, which documents the accounting): a LIFO stack of free blocks of that class, touched only by the cache's thread
-/// (other threads read the counters for stats()).
+/// One size class of a thread cache (ThreadCache::Bin, which documents the accounting): a LIFO
+/// stack of free blocks of that class, touched only by the cache's thread (other threads read the
+/// counters for stats()).
 struct alignas(64) PoolBin {
   PooledStorage** items = nullptr;  // maxCap entries once a push needs them
   OwnedCount count;                 // entries held (the top is the most recently released)
