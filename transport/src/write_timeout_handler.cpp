@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "detail/duration_format.hpp"
+
 namespace netbuf {
 
 using namespace std::chrono_literals;
@@ -77,13 +79,6 @@ constexpr std::chrono::nanoseconds kMinTimeout = 1ms;
 
 /// Where a channel keeps its pool.
 const AttributeKey<std::shared_ptr<detail::WriteTimeoutPool>> kPoolKey{"netbuf.writeTimeoutPool"};
-
-std::string describe(std::chrono::nanoseconds d) {
-  if (d % 1s == 0ns) return fmt::format("{} s", d / 1s);
-  if (d % 1ms == 0ns) return fmt::format("{} ms", d / 1ms);
-  if (d % 1us == 0ns) return fmt::format("{} us", d / 1us);
-  return fmt::format("{} ns", d.count());
-}
 
 }  // namespace
 
@@ -193,7 +188,7 @@ void WriteTimeoutHandler::writeTimedOut(ChannelHandlerContext& ctx) {
   if (closed_) return;
   closed_ = true;  // before firing: whatever the exception handlers do, this happens once
   ctx.fireExceptionCaught(std::make_exception_ptr(WriteTimeoutError(
-      fmt::format("write timed out: not written within {}", describe(timeout_)))));
+      fmt::format("write timed out: not written within {}", detail::formatDuration(timeout_)))));
   ctx.close();
 }
 
