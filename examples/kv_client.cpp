@@ -11,6 +11,7 @@
 // Exits 0 when every answer is right.
 #include <fmt/format.h>
 
+#include <boost/asio/use_future.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <deque>
@@ -72,11 +73,12 @@ class KvClient {
       kv::addCodecs(ch.pipeline());
       ch.pipeline().addLast("responses", std::make_unique<ResponseHandler>(p));
     });
-    channel_ = unixPath.empty() ? b.connect(host, port) : b.connectUnix(unixPath);
+    channel_ = unixPath.empty() ? b.connect(host, port, boost::asio::use_future).get()
+                                : b.connectUnix(unixPath, boost::asio::use_future).get();
   }
   ~KvClient() {
     channel_->close();
-    channel_->closeFuture().wait();
+    channel_->waitClosed(boost::asio::use_future).wait();
   }
 
   /// Sends a request; its response arrives through the future. Any thread.

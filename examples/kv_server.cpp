@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <boost/asio/use_future.hpp>
 #include <cstdlib>
 #include <mutex>
 #include <netbuf/netbuf.hpp>
@@ -138,7 +139,7 @@ int main(int argc, char** argv) {
   auto server = unixPath.empty() ? bootstrap.bind(host, port) : bootstrap.bindUnix(unixPath);
   fmt::print("kv_server listening on {}\n", server->localAddress());
   std::fflush(stdout);
-  server->closeFuture().wait();  // until a signal shuts the group down
+  server->waitClosed(boost::asio::use_future).wait();  // until a signal shuts the group down
   group.awaitTermination();
   fmt::print("kv_server stopped after {} requests\n", store->requests.load());
 }

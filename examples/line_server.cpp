@@ -12,6 +12,7 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <boost/asio/use_future.hpp>
 
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/streambuf.hpp>
@@ -106,5 +107,5 @@ int main(int argc, char** argv) {
   group.shutdownGracefullyOnSignals();  // Ctrl-C or SIGTERM: a graceful shutdown
   auto server = ServerBootstrap().group(group).childHandler(initPipeline).bind("0.0.0.0", port);
   fmt::print("line_server listening on port {} (Ctrl-C to stop)\n", server->port());
-  server->closeFuture().wait();
+  server->waitClosed(boost::asio::use_future).wait();
 }

@@ -13,6 +13,7 @@
 // read batch; a connected client channel writing plain buffers to its peer.
 #include <fmt/format.h>
 
+#include <boost/asio/use_future.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <future>
@@ -109,5 +110,5 @@ int main(int argc, char** argv) {
   });
   fmt::print("udp_echo listening on udp {}\n", server->localAddress());
   std::fflush(stdout);
-  server->closeFuture().wait();
+  server->waitClosed(boost::asio::use_future).wait();
 }

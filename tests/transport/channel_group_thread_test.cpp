@@ -5,6 +5,7 @@
 #include <netbuf/transport/channel_group.hpp>
 
 #include <doctest/doctest.h>
+#include <boost/asio/use_future.hpp>
 
 #include "support/thread_waits.hpp"
 
@@ -70,7 +71,8 @@ Client connectClient(EventLoopGroup& loops, unsigned short port) {
                     made.set_value(col.get());
                     ch.pipeline().addLast("collect", std::move(col));
                   })
-                  .connect("127.0.0.1", port);
+                  .connect("127.0.0.1", port, boost::asio::use_future)
+                  .get();
   c.collector = made.get_future().get();
   return c;
 }
@@ -144,5 +146,5 @@ TEST_CASE("ChannelGroup over TCP: broadcast to 8 clients, counts, auto-removal, 
   CHECK(eventually([&] { return group.empty(); }));
   for (auto& c : clients) c.channel.reset();
   server->close();
-  server->closeFuture().wait();
+  server->waitClosed(boost::asio::use_future).wait();
 }

@@ -5,6 +5,7 @@
 #include <netbuf/transport/channel.hpp>
 
 #include <doctest/doctest.h>
+#include <boost/asio/use_future.hpp>
 
 #include "support/thread_waits.hpp"
 
@@ -106,7 +107,8 @@ TEST_CASE("8 threads write, flush and close one channel: accepted messages arriv
             ch.pipeline().addLast("prepend",
                                   std::make_unique<EncoderChannelHandler<LengthFieldPrepender>>(4));
           })
-          .connect("127.0.0.1", server->port());
+          .connect("127.0.0.1", server->port(), boost::asio::use_future)
+          .get();
   REQUIRE(!client->inEventLoop());
 
   std::vector<std::vector<Completion>> done(kThreads);
@@ -215,7 +217,8 @@ TEST_CASE("the pipeline refuses changes, lookups and inbound events off its loop
                     .handler([](SocketChannel& ch) {
                       ch.pipeline().addLast("a", std::make_unique<ChannelHandler>());
                     })
-                    .connect("127.0.0.1", server->port());
+                    .connect("127.0.0.1", server->port(), boost::asio::use_future)
+                    .get();
   ChannelPipeline& p = client->pipeline();
   CHECK_THROWS_AS(p.addLast("b", std::make_unique<ChannelHandler>()), IllegalStateError);
   CHECK_THROWS_AS(p.addFirst("b", std::make_unique<ChannelHandler>()), IllegalStateError);
@@ -244,7 +247,7 @@ TEST_CASE("the pipeline refuses changes, lookups and inbound events off its loop
   CHECK_THROWS_AS(ctx->fireChannelRead(Message(1)), IllegalStateError);
   CHECK_THROWS_AS(ctx->fireUserEventTriggered(Message(1)), IllegalStateError);
   client->close();
-  client->closeFuture().wait();
+  client->waitClosed(boost::asio::use_future).wait();
 }
 
 TEST_CASE("a context's writes from another thread run on the loop; a removed one fails them") {
@@ -268,7 +271,8 @@ TEST_CASE("a context's writes from another thread run on the loop; a removed one
                     .handler([](SocketChannel& ch) {
                       ch.pipeline().addLast("a", std::make_unique<ChannelHandler>());
                     })
-                    .connect("127.0.0.1", server->port());
+                    .connect("127.0.0.1", server->port(), boost::asio::use_future)
+                    .get();
   ChannelHandlerContext* ctx = nullptr;
   onLoop(*client, [&] { ctx = client->pipeline().context("a"); });
   Completion first;
@@ -289,7 +293,7 @@ TEST_CASE("a context's writes from another thread run on the loop; a removed one
   CHECK(late.error == ChannelErrc::handlerRemoved);
   CHECK(late.error == std::errc::operation_canceled);
   client->close();
-  client->closeFuture().wait();
+  client->waitClosed(boost::asio::use_future).wait();
   CHECK(received.load() == 3);
 }
 
@@ -299,7 +303,10 @@ TEST_CASE("writes handed to a loop that shut down fail with ChannelErrc::rejecte
   std::shared_ptr<SocketChannel> client;
   {
     EventLoopGroup group(1);
-    client = Bootstrap().group(group).connect("127.0.0.1", server->port());
+    client = Bootstrap()
+                 .group(group)
+                 .connect("127.0.0.1", server->port(), boost::asio::use_future)
+                 .get();
     group.shutdownGracefully(0ms, 1s);
     Completion c;
     client->writeAndFlush(Unpooled::copiedBuffer("late"), &c);  // released here
@@ -315,7 +322,8 @@ TEST_CASE("writes handed to a loop that shut down fail with ChannelErrc::rejecte
 TEST_CASE("attributes and autoRead from other threads") {
   EventLoopGroup group(1);
   auto server = ServerBootstrap().group(group).bind("127.0.0.1", 0);
-  auto client = Bootstrap().group(group).connect("127.0.0.1", server->port());
+  auto client =
+      Bootstrap().group(group).connect("127.0.0.1", server->port(), boost::asio::use_future).get();
   static const AttributeKey<std::atomic<int>> kHits{"hits"};
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
@@ -331,7 +339,7 @@ TEST_CASE("attributes and autoRead from other threads") {
   client->setAutoRead(true);
   CHECK(eventually([&] { return client->isAutoRead(); }));
   client->close();
-  client->closeFuture().wait();
+  client->waitClosed(boost::asio::use_future).wait();
   CHECK_FALSE(client->isOpen());
 }
 
@@ -357,7 +365,8 @@ TEST_CASE("a message that reaches the socket unencoded fails its write, naming i
                     .handler([seen](SocketChannel& ch) {
                       ch.pipeline().addLast("errors", std::make_unique<Errors>(seen));
                     })
-                    .connect("127.0.0.1", server->port());
+                    .connect("127.0.0.1", server->port(), boost::asio::use_future)
+                    .get();
   // With a listener: the listener hears a typed code, the channel logs the MessageTypeError and
   // stays open (the listener's owner decides, as with a failed promise in Netty).
   Completion c;
@@ -371,19 +380,20 @@ TEST_CASE("a message that reaches the socket unencoded fails its write, naming i
   CHECK(after.state.load() == 1);
   CHECK(client->isOpen());
   client->close();
-  client->closeFuture().wait();
+  client->waitClosed(boost::asio::use_future).wait();
   // Without one: the pipeline hears the MessageTypeError, which names the type.
   auto other = Bootstrap()
                    .group(group)
                    .handler([seen](SocketChannel& ch) {
                      ch.pipeline().addLast("errors", std::make_unique<Errors>(seen));
                    })
-                   .connect("127.0.0.1", server->port());
+                   .connect("127.0.0.1", server->port(), boost::asio::use_future)
+                   .get();
   other->writeAndFlush(std::string("not bytes"));
   auto f = seen->get_future();
   REQUIRE(f.wait_for(10s) == std::future_status::ready);
   const std::string what = f.get();
   CHECK(what.find("not std::string") != std::string::npos);
   CHECK(what.find("encoder") != std::string::npos);
-  other->closeFuture().wait();
+  other->waitClosed(boost::asio::use_future).wait();
 }

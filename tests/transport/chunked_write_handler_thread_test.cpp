@@ -4,6 +4,7 @@
 #include <netbuf/transport/chunked_write_handler.hpp>
 
 #include <doctest/doctest.h>
+#include <boost/asio/use_future.hpp>
 
 #include "support/thread_waits.hpp"
 
@@ -116,7 +117,8 @@ TEST_CASE("ChunkedWriteHandler over TCP: a file streams within the water marks, 
                       ch.pipeline().addLast("monitor", std::move(monitor));
                       ch.pipeline().addLast("chunked", std::make_unique<ChunkedWriteHandler>());
                     })
-                    .connect("127.0.0.1", server->port());
+                    .connect("127.0.0.1", server->port(), boost::asio::use_future)
+                    .get();
   Monitor* monitor = monitorMade.get_future().get();
   auto acceptedChild = accepted.get_future().get();
   std::shared_ptr<SocketChannel> serverChild = std::move(acceptedChild.first);
@@ -148,10 +150,10 @@ TEST_CASE("ChunkedWriteHandler over TCP: a file streams within the water marks, 
   CHECK(done.calls.load() == 1);
 
   client->close();
-  client->closeFuture().wait();
+  client->waitClosed(boost::asio::use_future).wait();
   serverChild.reset();
   client.reset();
   server->close();
-  server->closeFuture().wait();
+  server->waitClosed(boost::asio::use_future).wait();
   ::unlink(path);
 }

@@ -9,6 +9,7 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <boost/asio/use_future.hpp>
 
 #include "support/python_runner.hpp"
 #include "support/thread_waits.hpp"
@@ -276,7 +277,7 @@ TEST_CASE("UDP: echo between two DatagramChannels: packets, addresses, connected
 
   // Close from this thread; writes afterwards fail.
   client->close();
-  client->closeFuture().wait();
+  client->waitClosed(boost::asio::use_future).wait();
   CHECK(!client->isOpen());
   CHECK(!client->isActive());
   CHECK(col->inactive.load());
@@ -284,7 +285,7 @@ TEST_CASE("UDP: echo between two DatagramChannels: packets, addresses, connected
   client->writeAndFlush(text("late"), &late);
   CHECK(late.wait() == ChannelErrc::closed);
   server->close();
-  server->closeFuture().wait();
+  server->waitClosed(boost::asio::use_future).wait();
   CHECK(group.loop(0).openChannels() + group.loop(1).openChannels() == 0);
   group.shutdownGracefully(0ms, 5s);
 }
@@ -393,7 +394,7 @@ TEST_CASE("UDP: ECONNREFUSED from a connected peer with no listener leaves the c
     auto probe = DatagramChannel::bind(group, "127.0.0.1", 0, nullptr);
     deadPort = probe->localPort();
     probe->close();
-    probe->closeFuture().wait();
+    probe->waitClosed(boost::asio::use_future).wait();
   }
   Collector* col = nullptr;
   auto client = collectingChannel(group, col);
@@ -615,7 +616,7 @@ TEST_CASE("UDP: graceful shutdown sends what is queued, then closes every channe
   onLoop(*sender,
          [&] { sender->write(DatagramPacket(text("last words"), peer->localEndpoint()), &o); });
   CHECK(group.loop(0).openChannels() == 2);
-  auto closed = sender->closeFuture();
+  auto closed = sender->waitClosed(boost::asio::use_future);
   group.shutdownGracefully(0ms, 5s);
   CHECK(group.loop(0).openChannels() == 0);
   CHECK(closed.wait_for(0s) == std::future_status::ready);

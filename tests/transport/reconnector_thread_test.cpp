@@ -3,6 +3,7 @@
 #include <netbuf/transport/reconnector.hpp>
 
 #include <doctest/doctest.h>
+#include <boost/asio/use_future.hpp>
 
 #include <unistd.h>
 
@@ -24,7 +25,7 @@ unsigned short freePort(EventLoopGroup& group) {
   auto s = ServerBootstrap().group(group).bind("127.0.0.1", 0);
   const unsigned short port = s->port();
   s->close();
-  s->closeFuture().wait();
+  s->waitClosed(boost::asio::use_future).wait();
   return port;
 }
 
@@ -85,7 +86,7 @@ TEST_CASE("Reconnector: retries until the server is there, reconnects after it c
   auto ch = link->channel();
   link->stop();
   CHECK(link->isStopped());
-  ch->closeFuture().wait();
+  ch->waitClosed(boost::asio::use_future).wait();
   const auto attempts = link->attempts();
   std::this_thread::sleep_for(100ms);
   CHECK(link->attempts() == attempts);
@@ -147,5 +148,5 @@ TEST_CASE("Reconnector: over a Unix domain socket") {
   CHECK(link->channel()->isDomainSocket());
   link->stop();
   server->close();
-  server->closeFuture().wait();
+  server->waitClosed(boost::asio::use_future).wait();
 }

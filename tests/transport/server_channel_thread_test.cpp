@@ -4,6 +4,7 @@
 #include <netbuf/transport/server_channel.hpp>
 
 #include <doctest/doctest.h>
+#include <boost/asio/use_future.hpp>
 
 #include <atomic>
 #include <csignal>
@@ -105,7 +106,8 @@ TEST_CASE("ServerChannel: its pipeline sees active, each child, inactive; a hand
                             .handler([flag](SocketChannel& ch) {
                               ch.pipeline().addLast("close", std::make_unique<SeesClose>(flag));
                             })
-                            .connect("127.0.0.1", server->port()));
+                            .connect("127.0.0.1", server->port(), boost::asio::use_future)
+                            .get());
       REQUIRE(eventually([&] { return log->children.load() == i + 1; }));
     }
     CHECK(eventually([&] { return childActive.load() == 2; }));
@@ -121,12 +123,13 @@ TEST_CASE("ServerChannel: its pipeline sees active, each child, inactive; a hand
     server->writeAndFlush(Unpooled::copiedBuffer("x"), &done);
     CHECK(eventually([&] { return done.failed.load(); }));
     server->close();  // from this thread: handed to the server's loop
-    REQUIRE(server->closeFuture().wait_for(10s) == std::future_status::ready);
+    REQUIRE(server->waitClosed(boost::asio::use_future).wait_for(10s) == std::future_status::ready);
     CHECK(eventually([&] { return log->get().back() == "inactive"; }));
     CHECK_FALSE(server->isOpen());
     for (auto& c : clients) {
       c->close();
-      c->closeFuture().wait();  // its handler writes to `closed`, which goes with this scope
+      c->waitClosed(boost::asio::use_future)
+          .wait();  // its handler writes to `closed`, which goes with this scope
     }
   }
 }
@@ -140,13 +143,16 @@ TEST_CASE("ServerChannel: setAutoRead(false) stops accepting, true resumes") {
                       ch.pipeline().addLast("count", std::make_unique<CountActive>(&childActive));
                     })
                     .bind("127.0.0.1", 0);
-  auto first = Bootstrap().group(group).connect("127.0.0.1", server->port());
+  auto first =
+      Bootstrap().group(group).connect("127.0.0.1", server->port(), boost::asio::use_future).get();
   REQUIRE(eventually([&] { return childActive.load() == 1; }));
   server->setAutoRead(false);
   // One accept may already be pending when accepting pauses; the connection after it waits in the
   // kernel's backlog.
-  auto second = Bootstrap().group(group).connect("127.0.0.1", server->port());
-  auto third = Bootstrap().group(group).connect("127.0.0.1", server->port());
+  auto second =
+      Bootstrap().group(group).connect("127.0.0.1", server->port(), boost::asio::use_future).get();
+  auto third =
+      Bootstrap().group(group).connect("127.0.0.1", server->port(), boost::asio::use_future).get();
   std::this_thread::sleep_for(200ms);
   CHECK(childActive.load() <= 2);
   server->setAutoRead(true);
@@ -167,13 +173,16 @@ TEST_CASE("ServerChannel: a server's main in three lines, ended by SIGTERM") {
                         ch.pipeline().addLast("count", std::make_unique<CountActive>(&childActive));
                       })
                       .bind("127.0.0.1", 0);
-    auto client = Bootstrap().group(group).connect("127.0.0.1", server->port());
+    auto client = Bootstrap()
+                      .group(group)
+                      .connect("127.0.0.1", server->port(), boost::asio::use_future)
+                      .get();
     REQUIRE(eventually([&] { return childActive.load() == 1; }));
     killer = std::thread([] {
       std::this_thread::sleep_for(50ms);
       std::raise(SIGTERM);  // delivered to the set the group installed
     });
-    server->closeFuture().wait();  // what the server's main does
+    server->waitClosed(boost::asio::use_future).wait();  // what the server's main does
     CHECK(group.awaitTermination(10s));
     CHECK(group.isTerminated());
     CHECK_FALSE(client->isOpen());  // the graceful shutdown closed every channel
@@ -204,7 +213,7 @@ TEST_CASE("EventLoopGroup: awaitTermination waits for a shutdown made elsewhere"
 TEST_CASE("ServerChannel: released on a loop thread, with an acceptor per loop, without a stall") {
   EventLoopGroup group(2);
   auto server = ServerBootstrap().group(group).acceptorPerLoop(true).bind("127.0.0.1", 0);
-  auto closed = server->closeFuture();
+  auto closed = server->waitClosed(boost::asio::use_future);
   std::promise<std::chrono::steady_clock::duration> took;
   group.loop(0).execute([&took, s = std::move(server)]() mutable {
     const auto start = std::chrono::steady_clock::now();

@@ -4,6 +4,7 @@
 #include <netbuf/transport/socket_channel.hpp>
 
 #include <doctest/doctest.h>
+#include <boost/asio/use_future.hpp>
 
 #include "support/thread_waits.hpp"
 
@@ -102,7 +103,8 @@ std::shared_ptr<SocketChannel> collectingClient(EventLoopGroup& group, const std
                 .handler([](SocketChannel& c) {
                   c.pipeline().addLast("collect", std::make_unique<Collector>());
                 })
-                .connect(host, port);
+                .connect(host, port, boost::asio::use_future)
+                .get();
   col = collectorOf(*ch);
   return ch;
 }
@@ -392,7 +394,7 @@ TEST_CASE("TCP: many concurrent connections, each echoed exactly") {
           ch.pipeline().addLast("collect", std::make_unique<Collector>());
         })
         .connect("127.0.0.1", server->port(),
-                 [&, i](std::shared_ptr<SocketChannel> ch, std::error_code ec) {
+                 [&, i](ErrorCode ec, std::shared_ptr<SocketChannel> ch) {
                    if (ec) {
                      ++failed;
                      return;
@@ -446,12 +448,17 @@ TEST_CASE("TCP: a handler's exception closes its channel; refused and timed-out 
   server->close();
   server.reset();
   try {
-    Bootstrap().group(group).connectTimeout(2s).connect("127.0.0.1", port);
+    Bootstrap()
+        .group(group)
+        .connectTimeout(2s)
+        .connect("127.0.0.1", port, boost::asio::use_future)
+        .get();
     FAIL("connected to a closed port");
-  } catch (const std::system_error& e) {
+  } catch (const boost::system::system_error& e) {
     CHECK(e.code().value() != 0);
   }
-  CHECK_THROWS_AS(Bootstrap().connect("127.0.0.1", port), IllegalStateError);
+  CHECK_THROWS_AS(Bootstrap().connect("127.0.0.1", port, boost::asio::use_future).get(),
+                  IllegalStateError);
   CHECK_THROWS_AS(ServerBootstrap().bind("127.0.0.1", 0), IllegalStateError);
   CHECK_THROWS_AS(ServerBootstrap().group(group).bind("not an address", 0), std::system_error);
 }
@@ -507,8 +514,12 @@ TEST_CASE("TCP: graceful shutdown stops accepting, lets queued writes drain, clo
   CHECK(eventually([&] { return col->inactive.load(); }));
   CHECK(col->size() == kTotal);
   // The acceptor was closed: nobody listens on the port any more.
-  CHECK_THROWS_AS(Bootstrap().group(clientGroup).connectTimeout(2s).connect("127.0.0.1", port),
-                  std::system_error);
+  CHECK_THROWS_AS(Bootstrap()
+                      .group(clientGroup)
+                      .connectTimeout(2s)
+                      .connect("127.0.0.1", port, boost::asio::use_future)
+                      .get(),
+                  boost::system::system_error);
   server.reset();  // after its group: the acceptor is already closed, nothing touches the loop
 }
 
@@ -557,9 +568,10 @@ TEST_CASE("TCP: a channel whose last reference goes on another thread is destroy
                     .handler([&](SocketChannel& ch) {
                       ch.pipeline().addLast("watch", std::make_unique<Watch>(&destroyedOn));
                     })
-                    .connect("127.0.0.1", server->port());
+                    .connect("127.0.0.1", server->port(), boost::asio::use_future)
+                    .get();
   client->close();
-  client->closeFuture().wait();
+  client->waitClosed(boost::asio::use_future).wait();
   client.reset();  // the last reference, on this thread
   auto f = destroyedOn.get_future();
   REQUIRE(f.wait_for(10s) == std::future_status::ready);
@@ -631,9 +643,10 @@ TEST_CASE("TCP: a handler that throws while a connection starts fails the connec
         .group(group)
         .connectTimeout(20s)
         .handler([](SocketChannel&) { throw std::runtime_error("no pipeline today"); })
-        .connect("127.0.0.1", server->port());
+        .connect("127.0.0.1", server->port(), boost::asio::use_future)
+        .get();
     FAIL("connect succeeded");
-  } catch (const std::system_error& e) {
+  } catch (const boost::system::system_error& e) {
     CHECK(e.code() == ChannelErrc::initializerFailed);
   }
   CHECK(std::chrono::steady_clock::now() - start < 5s);
@@ -659,7 +672,7 @@ TEST_CASE("TCP: a connect in flight when the group shuts down fails with rejecte
   EventLoopGroup group(1);
   std::promise<std::error_code> result;
   Bootstrap().group(group).connectTimeout(30s).connect(
-      "127.0.0.1", port, [&](std::shared_ptr<SocketChannel> ch, std::error_code ec) {
+      "127.0.0.1", port, [&](ErrorCode ec, std::shared_ptr<SocketChannel> ch) {
         if (ch) ch->close();
         result.set_value(ec);
       });

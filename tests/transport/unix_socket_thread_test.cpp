@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <boost/asio/use_future.hpp>
 
 #include <atomic>
 #include <cstdio>
@@ -93,7 +94,8 @@ TEST_CASE("Unix sockets: echo between netbuf server and client, addresses, the p
                     .handler([inbox](SocketChannel& ch) {
                       ch.pipeline().addLast("collect", std::make_unique<Collect>(inbox));
                     })
-                    .connectUnix(path);
+                    .connectUnix(path, boost::asio::use_future)
+                    .get();
   CHECK(client->isDomainSocket());
   CHECK(client->remoteAddress() == path);
   CHECK(client->localAddress() == "(unnamed)");
@@ -108,9 +110,9 @@ TEST_CASE("Unix sockets: echo between netbuf server and client, addresses, the p
   CHECK(inbox->text() == sent);
   CHECK(eventually([&] { return server->openChildren() == 1; }));
   client->close();
-  client->closeFuture().wait();
+  client->waitClosed(boost::asio::use_future).wait();
   server->close();
-  server->closeFuture().wait();
+  server->waitClosed(boost::asio::use_future).wait();
   CHECK_FALSE(isSocket(path));  // removed once the server stopped accepting
 }
 
@@ -125,7 +127,7 @@ TEST_CASE("Unix sockets: Python's socket module as client and as server") {
     CHECK(o.status == 0);
     CHECK(o.text.find("ok ") != std::string::npos);
     server->close();
-    server->closeFuture().wait();
+    server->waitClosed(boost::asio::use_future).wait();
   }
   {
     const std::string path = socketPath("py-server");
@@ -140,7 +142,8 @@ TEST_CASE("Unix sockets: Python's socket module as client and as server") {
                       .handler([inbox](SocketChannel& ch) {
                         ch.pipeline().addLast("collect", std::make_unique<Collect>(inbox));
                       })
-                      .connectUnix(path);
+                      .connectUnix(path, boost::asio::use_future)
+                      .get();
     std::string sent(100000, 'x');
     for (std::size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<char>('a' + i % 26);
     client->writeAndFlush(Unpooled::copiedBuffer(sent));
@@ -152,7 +155,7 @@ TEST_CASE("Unix sockets: Python's socket module as client and as server") {
     INFO("python output:\n" << o.text);
     CHECK(o.status == 0);
     CHECK(o.text.find("echoed 100000") != std::string::npos);
-    client->closeFuture().wait();  // the peer closed after echoing
+    client->waitClosed(boost::asio::use_future).wait();  // the peer closed after echoing
   }
 }
 
@@ -172,11 +175,11 @@ TEST_CASE("Unix sockets: a stale socket file is replaced, a live one is refused;
   REQUIRE(isSocket(path));
   auto server = unixEchoServer(group, path);                        // replaces it
   CHECK_THROWS_AS(unixEchoServer(group, path), std::system_error);  // a live one stays
-  auto client = Bootstrap().group(group).connectUnix(path);
+  auto client = Bootstrap().group(group).connectUnix(path, boost::asio::use_future).get();
   CHECK(client->isActive());
   client->close();
   server->close();
-  server->closeFuture().wait();
+  server->waitClosed(boost::asio::use_future).wait();
 
   // A regular file at the path is never removed.
   const std::string file = socketPath("file");
@@ -199,12 +202,16 @@ TEST_CASE("Unix sockets: a stale socket file is replaced, a live one is refused;
                 .handler([inbox](SocketChannel& ch) {
                   ch.pipeline().addLast("collect", std::make_unique<Collect>(inbox));
                 })
-                .connectUnix(name);
+                .connectUnix(name, boost::asio::use_future)
+                .get();
   CHECK(c2->remoteAddress() == name);
   c2->writeAndFlush(Unpooled::copiedBuffer("ping"));
   CHECK(eventually([&] { return inbox->text() == "ping"; }));
   c2->close();
-  CHECK_THROWS_AS(Bootstrap().group(group).connectUnix(socketPath("nobody")), std::system_error);
-  CHECK_THROWS_AS(Bootstrap().group(group).connectUnix(std::string(200, 'x')),
-                  IllegalArgumentError);
+  CHECK_THROWS_AS(
+      Bootstrap().group(group).connectUnix(socketPath("nobody"), boost::asio::use_future).get(),
+      boost::system::system_error);
+  CHECK_THROWS_AS(
+      Bootstrap().group(group).connectUnix(std::string(200, 'x'), boost::asio::use_future).get(),
+      IllegalArgumentError);
 }

@@ -4,6 +4,7 @@
 #include <netbuf/transport/write_timeout_handler.hpp>
 
 #include <doctest/doctest.h>
+#include <boost/asio/use_future.hpp>
 
 #include "support/thread_waits.hpp"
 
@@ -83,7 +84,8 @@ TEST_CASE("WriteTimeoutHandler over TCP: a peer that does not read makes the wri
             made.set_value(r.get());
             ch.pipeline().addLast("errors", std::move(r));
           })
-          .connect("127.0.0.1", server->port());
+          .connect("127.0.0.1", server->port(), boost::asio::use_future)
+          .get();
   recorder = made.get_future().get();
   REQUIRE(eventually([&] { return accepted.load() == 1; }));
 
@@ -105,7 +107,7 @@ TEST_CASE("WriteTimeoutHandler over TCP: a peer that does not read makes the wri
   const auto waited = std::chrono::steady_clock::now() - start;
   CHECK(bigResult.get() == ChannelErrc::writeTimeout);
   CHECK(waited >= 200ms);
-  REQUIRE(client->closeFuture().wait_for(10s) == std::future_status::ready);
+  REQUIRE(client->waitClosed(boost::asio::use_future).wait_for(10s) == std::future_status::ready);
   CHECK_FALSE(client->isOpen());
   CHECK(recorder->seen() ==
         std::vector<std::string>{"WriteTimeoutError: write timed out: not written within 200 ms"});

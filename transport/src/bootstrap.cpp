@@ -11,7 +11,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <cerrno>
 #include <cstring>
-#include <future>
 #include <netbuf/transport/bootstrap.hpp>
 #include <vector>
 
@@ -132,81 +131,94 @@ std::shared_ptr<ServerChannel> ServerBootstrap::bindUnix(const std::string& path
 
 // ------------------------------------------------------------------ Bootstrap
 
+void Bootstrap::checkGroup(const char* what) const {
+  if (config_.group == nullptr)
+    throw IllegalStateError(fmt::format("Bootstrap::{} without a group()", what));
+}
+
+namespace detail {
+
 namespace {
 
+ErrorCode asioError(const boost::system::error_code& ec) { return ec; }
+
 /// One connection attempt, on one loop: TCP (resolve, then connect to each address in turn) or a
-/// Unix domain socket, bounded by a timer.
+/// Unix domain socket, bounded by a timer. Every step runs on the loop; done runs once.
 template <class Protocol>
-struct ConnectAttempt : std::enable_shared_from_this<ConnectAttempt<Protocol>> {
-  ConnectAttempt(EventLoop& l, ChannelOptions o, SocketChannel::Initializer i,
-                 Bootstrap::ConnectHandler d)
+class Attempt final : public ConnectAttempt,
+                      public std::enable_shared_from_this<Attempt<Protocol>> {
+ public:
+  using Endpoint = typename Protocol::endpoint;
+
+  Attempt(const ConnectConfig& config, EventLoop& l, std::string host, unsigned short port,
+          ConnectDone d)
       : loop(&l),
-        options(std::move(o)),
-        init(std::move(i)),
+        options(config.options),
+        init(config.handler),
+        timeout(config.timeout),
+        host_(std::move(host)),
+        port_(port),
         done(std::move(d)),
         socket(l.context()),
         timer(l.context()) {}
 
-  EventLoop* loop;
-  ChannelOptions options;
-  SocketChannel::Initializer init;
-  Bootstrap::ConnectHandler done;
-  typename Protocol::socket socket;
-  boost::asio::steady_timer timer;
-  std::unique_ptr<tcp::resolver> resolver;
-  bool finished = false;
-  std::uint64_t shutdownHook = 0;  // on loop, while the attempt is in progress
-
-  /// Loop thread, first: false (the attempt finished with ChannelErrc::rejected) when the loop is
-  /// shutting down, since its hooks would never end this attempt; otherwise a hook ends it when
-  /// the shutdown comes, so that a blocked connect() returns.
-  bool begin() {
-    if (loop->isShuttingDown()) {
-      finish(nullptr, ChannelErrc::rejected);
-      return false;
+  void start() override {
+    try {
+      loop->execute([self = this->shared_from_this()] { self->run(); });
+    } catch (const RejectedExecutionError&) {
+      done(ErrorCode(ChannelErrc::rejected), nullptr, true);
     }
-    shutdownHook =
-        loop->addShutdownHook([weak = std::weak_ptr<ConnectAttempt>(this->shared_from_this())] {
-          if (auto self = weak.lock(); self && !self->finished)
-            self->finish(nullptr, ChannelErrc::rejected);
-        });
-    return true;
   }
 
-  void armTimer(std::chrono::milliseconds timeout) {
+  void cancel() override {
+    // Always a later loop task, never inline: the completion clears the cancellation slot, which
+    // must not happen from inside the slot's own handler.
+    try {
+      loop->execute([self = this->shared_from_this()] {
+        if (!self->finished) self->finish(nullptr, boost::asio::error::operation_aborted);
+      });
+    } catch (const RejectedExecutionError&) {
+      // The loop has shut down: its shutdown hook ended the attempt, or its task is dropped.
+    }
+  }
+
+ private:
+  /// Loop thread, first: fails with ChannelErrc::rejected when the loop is shutting down, since
+  /// its hooks would never end this attempt; otherwise a hook ends it when the shutdown comes.
+  void run() {
+    if (loop->isShuttingDown()) return finish(nullptr, ChannelErrc::rejected);
+    shutdownHook = loop->addShutdownHook([weak = this->weak_from_this()] {
+      if (auto self = weak.lock(); self && !self->finished)
+        self->finish(nullptr, ChannelErrc::rejected);
+    });
     timer.expires_after(timeout);
     timer.async_wait([self = this->shared_from_this()](const boost::system::error_code& ec) {
       if (ec || self->finished) return;
-      self->finish(nullptr, std::make_error_code(std::errc::timed_out));
+      self->finish(nullptr, boost::asio::error::timed_out);
     });
-  }
-
-  void startTcp(const std::string& host, unsigned short port, std::chrono::milliseconds timeout) {
-    if (!begin()) return;
-    armTimer(timeout);
-    resolver = std::make_unique<tcp::resolver>(loop->context());
-    resolver->async_resolve(
-        host, std::to_string(port),
-        [self = this->shared_from_this()](const boost::system::error_code& ec,
-                                          tcp::resolver::results_type results) {
-          if (self->finished) return;
-          if (ec) return self->finish(nullptr, std::error_code(ec.value(), std::system_category()));
-          boost::asio::async_connect(self->socket, results,
-                                     [self](const boost::system::error_code& ec2,
-                                            const tcp::endpoint&) { self->connected(ec2); });
-        });
-  }
-
-  void startUnix(const unix_stream::endpoint& ep, std::chrono::milliseconds timeout) {
-    if (!begin()) return;
-    armTimer(timeout);
-    socket.async_connect(ep, [self = this->shared_from_this()](
-                                 const boost::system::error_code& ec) { self->connected(ec); });
+    if constexpr (std::is_same_v<Protocol, tcp>) {
+      resolver = std::make_unique<tcp::resolver>(loop->context());
+      resolver->async_resolve(
+          host_, std::to_string(port_),
+          [self = this->shared_from_this()](const boost::system::error_code& ec,
+                                            tcp::resolver::results_type results) {
+            if (self->finished) return;
+            if (ec) return self->finish(nullptr, asioError(ec));
+            boost::asio::async_connect(self->socket, results,
+                                       [self](const boost::system::error_code& ec2,
+                                              const tcp::endpoint&) { self->connected(ec2); });
+          });
+    } else {
+      socket.async_connect(unixEndpoint(host_),
+                           [self = this->shared_from_this()](const boost::system::error_code& ec) {
+                             self->connected(ec);
+                           });
+    }
   }
 
   void connected(const boost::system::error_code& ec) {
     if (finished) return;
-    if (ec) return finish(nullptr, std::error_code(ec.value(), std::system_category()));
+    if (ec) return finish(nullptr, asioError(ec));
     auto ch = SocketChannel::create(*loop, std::move(socket), options);
     try {
       ch->start(init);  // closes the channel itself when the loop is shutting down
@@ -221,7 +233,7 @@ struct ConnectAttempt : std::enable_shared_from_this<ConnectAttempt<Protocol>> {
     finish(std::move(ch), {});
   }
 
-  void finish(std::shared_ptr<SocketChannel> ch, std::error_code ec) {
+  void finish(std::shared_ptr<SocketChannel> ch, ErrorCode ec) {
     finished = true;
     if (shutdownHook != 0) loop->removeShutdownHook(std::exchange(shutdownHook, 0));
     timer.cancel();
@@ -230,54 +242,38 @@ struct ConnectAttempt : std::enable_shared_from_this<ConnectAttempt<Protocol>> {
       boost::system::error_code ignored;
       socket.close(ignored);
     }
-    if (done) done(std::move(ch), ec);
+    ConnectDone d = std::move(done);
+    if (d) d(ec, std::move(ch), false);
   }
-};
 
-/// Waits for an asynchronous connect from a thread that is not a loop thread.
-template <class Start>
-std::shared_ptr<SocketChannel> connectBlocking(EventLoopGroup* group, const std::string& what,
-                                               Start start) {
-  if (group != nullptr && group->currentLoop() != nullptr)
-    throw IllegalStateError("the blocking Bootstrap::connect was called on a loop thread");
-  auto result =
-      std::make_shared<std::promise<std::pair<std::shared_ptr<SocketChannel>, std::error_code>>>();
-  auto future = result->get_future();
-  start([result](std::shared_ptr<SocketChannel> ch, std::error_code ec) {
-    result->set_value({std::move(ch), ec});
-  });
-  auto [ch, ec] = future.get();
-  if (ec) throw std::system_error(ec, fmt::format("connect to {}", what));
-  return ch;
-}
+  EventLoop* loop;
+  ChannelOptions options;
+  SocketChannel::Initializer init;
+  std::chrono::milliseconds timeout;
+  std::string host_;  // the host, or the Unix socket's path
+  unsigned short port_;
+  ConnectDone done;
+  typename Protocol::socket socket;
+  boost::asio::steady_timer timer;
+  std::unique_ptr<tcp::resolver> resolver;
+  bool finished = false;
+  std::uint64_t shutdownHook = 0;  // on loop, while the attempt is in progress
+};
 
 }  // namespace
 
-void Bootstrap::connect(const std::string& host, unsigned short port, ConnectHandler done) {
-  if (group_ == nullptr) throw IllegalStateError("Bootstrap::connect without a group()");
-  EventLoop& loop = group_->next();
-  auto attempt = std::make_shared<ConnectAttempt<tcp>>(loop, options_, handler_, std::move(done));
-  loop.execute(
-      [attempt, host, port, timeout = connectTimeout_] { attempt->startTcp(host, port, timeout); });
+std::shared_ptr<ConnectAttempt> makeTcpConnect(const ConnectConfig& config, EventLoop& loop,
+                                               std::string host, unsigned short port,
+                                               ConnectDone done) {
+  return std::make_shared<Attempt<tcp>>(config, loop, std::move(host), port, std::move(done));
 }
 
-std::shared_ptr<SocketChannel> Bootstrap::connect(const std::string& host, unsigned short port) {
-  return connectBlocking(group_, fmt::format("{}:{}", host, port),
-                         [&](ConnectHandler done) { connect(host, port, std::move(done)); });
+std::shared_ptr<ConnectAttempt> makeUnixConnect(const ConnectConfig& config, EventLoop& loop,
+                                                std::string path, ConnectDone done) {
+  unixEndpoint(path);  // throws IllegalArgumentError for a path no socket can have
+  return std::make_shared<Attempt<unix_stream>>(config, loop, std::move(path), 0, std::move(done));
 }
 
-void Bootstrap::connectUnix(const std::string& path, ConnectHandler done) {
-  if (group_ == nullptr) throw IllegalStateError("Bootstrap::connectUnix without a group()");
-  const unix_stream::endpoint ep = unixEndpoint(path);
-  EventLoop& loop = group_->next();
-  auto attempt =
-      std::make_shared<ConnectAttempt<unix_stream>>(loop, options_, handler_, std::move(done));
-  loop.execute([attempt, ep, timeout = connectTimeout_] { attempt->startUnix(ep, timeout); });
-}
-
-std::shared_ptr<SocketChannel> Bootstrap::connectUnix(const std::string& path) {
-  return connectBlocking(group_, path,
-                         [&](ConnectHandler done) { connectUnix(path, std::move(done)); });
-}
+}  // namespace detail
 
 }  // namespace netbuf

@@ -604,6 +604,10 @@ class ChannelCategory final : public std::error_category {
         return "write timed out";
       case ChannelErrc::initializerFailed:
         return "the channel's initializer threw; the channel was closed";
+      case ChannelErrc::exceptionCaught:
+        return "an exception went through the channel's pipeline and closed the channel";
+      case ChannelErrc::noReceiveQueue:
+        return "receive(): the channel's pipeline has no ReceiveQueue of that type at its tail";
     }
     return fmt::format("unknown channel error {}", code);
   }
@@ -618,7 +622,10 @@ class ChannelCategory final : public std::error_category {
         return std::errc::operation_canceled;
       case ChannelErrc::unsupportedMessageType:
       case ChannelErrc::writeFailed:
+      case ChannelErrc::noReceiveQueue:
         return std::errc::invalid_argument;
+      case ChannelErrc::exceptionCaught:
+        return std::errc::io_error;
       case ChannelErrc::writeTimeout:
         return std::errc::timed_out;
     }
@@ -636,6 +643,12 @@ const std::error_category& channelCategory() noexcept {
 // ------------------------------------------------------------------ Channel
 
 Channel::~Channel() = default;
+
+boost::asio::io_context& Channel::idleContext() {
+  std::lock_guard<std::mutex> lock(idleContextMutex_);
+  if (idleContext_ == nullptr) idleContext_ = std::make_unique<boost::asio::io_context>(1);
+  return *idleContext_;
+}
 
 void Channel::destroyPipeline() noexcept {
   destroying_ = true;

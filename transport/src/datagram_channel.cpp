@@ -264,7 +264,7 @@ void DatagramChannel::connectOnLoop(const Endpoint& peer, std::error_code& ec) {
   connected_.store(true, std::memory_order_release);
 }
 
-void DatagramChannel::connect(const Endpoint& peer, std::function<void(std::error_code)> done) {
+void DatagramChannel::connectThen(const Endpoint& peer, std::function<void(std::error_code)> done) {
   auto fn = [this, peer, done] {
     std::error_code ec;
     connectOnLoop(peer, ec);
@@ -281,12 +281,12 @@ void DatagramChannel::connect(const Endpoint& peer) {
     if (detail::tCurrentExecutor != nullptr) {
       throw IllegalStateError(fmt::format(
           "the blocking DatagramChannel::connect of {} was called on another loop's thread: use "
-          "connect(peer, done)",
+          "connect(peer, token)",
           localAddress_));
     }
     auto result = std::make_shared<std::promise<std::error_code>>();
     auto future = result->get_future();
-    connect(peer, [result](std::error_code e) { result->set_value(e); });
+    connectThen(peer, [result](std::error_code e) { result->set_value(e); });
     ec = future.get();
   }
   if (ec) {

@@ -134,6 +134,12 @@ EventLoopGroup::~EventLoopGroup() {
     std::lock_guard<std::mutex> lock(signalMutex_);
     if (signalThread_.joinable()) signalThread_.join();  // its shutdown has returned (terminated)
   }
+  {
+    // Their shutdowns have returned (terminated); their handlers may still be running.
+    std::lock_guard<std::mutex> lock(shutdownThreadsMutex_);
+    for (auto& t : shutdownThreads_) t.join();
+    shutdownThreads_.clear();
+  }
   signals_.reset();  // before its io_context; the loops are joined, nothing else touches it
   // Channels still open (the shutdown's timeout cut the wait) are owned by their loop's hooks:
   // released first, while every io_context is alive for their sockets. (Moved out first: a
@@ -240,6 +246,19 @@ void EventLoopGroup::shutdownGracefullyOnSignals(std::initializer_list<int> sign
     signals_.reset();
     throw IllegalStateError("EventLoopGroup::shutdownGracefullyOnSignals after the shutdown began");
   }
+}
+
+void EventLoopGroup::startShutdownThread(std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(shutdownThreadsMutex_);
+  shutdownThreads_.emplace_back([fn = std::move(fn)] {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "netbuf: asynchronous shutdownGracefully: %s\n", e.what());
+    } catch (...) {
+      std::fprintf(stderr, "netbuf: asynchronous shutdownGracefully: a non-standard exception\n");
+    }
+  });
 }
 
 void EventLoopGroup::awaitTermination() {

@@ -98,16 +98,6 @@ void EventLoopChannel::addCloseListener(std::function<void()> fn) {
   if (!runOnLoop(run)) fn();  // the loop is gone: the channel will never run it
 }
 
-std::shared_future<void> EventLoopChannel::closeFuture() {
-  std::lock_guard<std::mutex> lock(closeFutureMutex_);
-  if (closePromise_ == nullptr) {
-    closePromise_ = std::make_shared<std::promise<void>>();
-    closeFuture_ = closePromise_->get_future().share();
-    addCloseListener([p = closePromise_] { p->set_value(); });
-  }
-  return closeFuture_;
-}
-
 void EventLoopChannel::addPending(std::size_t n) {
   const std::size_t now = pendingBytes_.load(std::memory_order_relaxed) + n;
   pendingBytes_.store(now, std::memory_order_relaxed);

@@ -22,9 +22,7 @@ void checkOptions(const Reconnector::Options& o) {
 
 }  // namespace
 
-Reconnector::Reconnector(Token, Bootstrap bootstrap,
-                         std::function<void(Bootstrap&, Bootstrap::ConnectHandler)> connect,
-                         Options options)
+Reconnector::Reconnector(Token, Bootstrap bootstrap, Connect connect, Options options)
     : bootstrap_(std::move(bootstrap)),
       connect_(std::move(connect)),
       options_(std::move(options)),
@@ -37,8 +35,9 @@ std::shared_ptr<Reconnector> Reconnector::start(Bootstrap bootstrap, std::string
   checkOptions(options);
   auto r = std::make_shared<Reconnector>(
       Token{}, std::move(bootstrap),
-      [host = std::move(host), port](Bootstrap& b, Bootstrap::ConnectHandler done) {
-        b.connect(host, port, std::move(done));
+      [host = std::move(host), port](const detail::ConnectConfig& config, EventLoop& loop,
+                                     detail::ConnectDone done) {
+        return detail::makeTcpConnect(config, loop, host, port, std::move(done));
       },
       std::move(options));
   r->attempt();
@@ -52,8 +51,9 @@ std::shared_ptr<Reconnector> Reconnector::startUnix(Bootstrap bootstrap, std::st
   checkOptions(options);
   auto r = std::make_shared<Reconnector>(
       Token{}, std::move(bootstrap),
-      [path = std::move(path)](Bootstrap& b, Bootstrap::ConnectHandler done) {
-        b.connectUnix(path, std::move(done));
+      [path = std::move(path)](const detail::ConnectConfig& config, EventLoop& loop,
+                               detail::ConnectDone done) {
+        return detail::makeUnixConnect(config, loop, path, std::move(done));
       },
       std::move(options));
   r->attempt();
@@ -87,15 +87,13 @@ std::chrono::milliseconds Reconnector::jittered(std::chrono::milliseconds d) {
 void Reconnector::attempt() {
   if (isStopped()) return;
   attempts_.fetch_add(1, std::memory_order_relaxed);
-  try {
-    connect_(bootstrap_,
-             [self = shared_from_this()](std::shared_ptr<SocketChannel> ch, std::error_code ec) {
-               self->onResult(std::move(ch), ec);
-             });
-  } catch (const RejectedExecutionError&) {  // the group is shutting down: no more attempts
-    stopped_.store(true, std::memory_order_release);
-    if (options_.onGaveUp) options_.onGaveUp(ChannelErrc::rejected);
-  }
+  // A group that has shut down refuses the attempt: onResult then runs here with
+  // ChannelErrc::rejected and gives up.
+  connect_(config(), config().group->next(),
+           [self = shared_from_this()](ErrorCode ec, std::shared_ptr<SocketChannel> ch, bool) {
+             self->onResult(std::move(ch), ec);
+           })
+      ->start();
 }
 
 void Reconnector::onResult(std::shared_ptr<SocketChannel> ch, std::error_code ec) {

@@ -139,7 +139,18 @@ void ServerChannel::Shared::startChild(std::shared_ptr<SocketChannel> ch) {
 
 void ServerChannel::Shared::allClosed() {
   if (!unixPath.empty() && unixPath[0] != '@') ::unlink(unixPath.c_str());
-  closed.set_value();
+  std::vector<std::function<void()>> listeners;
+  {
+    std::lock_guard<std::mutex> lock(closedMutex);
+    closed = true;
+    listeners.swap(closeListeners);
+  }
+  for (auto& fn : listeners) {
+    try {
+      fn();
+    } catch (...) {
+    }
+  }
   try {
     serverLoop->execute([weak = server] {
       if (auto s = weak.lock()) s->onAllClosed();
@@ -160,7 +171,6 @@ ServerChannel::ServerChannel(EventLoop& loop, std::vector<std::shared_ptr<State>
     localAddress_ = domain_ ? shared_->unixPath : detail::formatEndpoint(local);
     localTcp_ = detail::toTcp(local);
   }
-  closeFuture_ = shared_->closed.get_future().share();
 }
 
 void ServerChannel::Deleter::operator()(ServerChannel* s) const noexcept {
@@ -217,6 +227,17 @@ void ServerChannel::onAllClosed() {
     active_ = false;
     pipeline().fireChannelInactive();
   }
+}
+
+void ServerChannel::addCloseListener(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(shared_->closedMutex);
+    if (!shared_->closed) {
+      shared_->closeListeners.push_back(std::move(fn));
+      return;
+    }
+  }
+  fn();
 }
 
 void ServerChannel::closeAcceptorsNow() noexcept {

@@ -46,7 +46,12 @@ std::string formatEndpoint(const Endpoint& ep) {
     const std::size_t header = offsetof(sockaddr_un, sun_path);
     const std::size_t n = ep.size() > header ? ep.size() - header : 0;
     if (n == 0) return "(unnamed)";
-    if (un->sun_path[0] == '\0') return "@" + std::string(un->sun_path + 1, n - 1);
+    if (un->sun_path[0] == '\0') {
+      // Appended, not "@" + string: g++ 12's -Wrestrict misfires on that when inlined.
+      std::string name(1, '@');
+      name.append(un->sun_path + 1, n - 1);
+      return name;
+    }
     return std::string(un->sun_path, strnlen(un->sun_path, n));
   }
   return "?";

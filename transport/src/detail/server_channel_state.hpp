@@ -27,7 +27,11 @@ struct ServerChannel::Shared {
   std::string address;      // for error messages
   std::string unixPath;     // a Unix socket's path (removed once every acceptor closed), or ""
   std::atomic<std::size_t> openAcceptors{0};
-  std::promise<void> closed;  // set once, when openAcceptors reaches 0
+  // Set once, when openAcceptors reaches 0; the listeners waiting for it (ServerChannel::
+  // addCloseListener), run then.
+  std::mutex closedMutex;
+  bool closed = false;
+  std::vector<std::function<void()>> closeListeners;
 
   /// Starts an accepted channel on its own loop with the child handler.
   void startChild(std::shared_ptr<SocketChannel> ch);

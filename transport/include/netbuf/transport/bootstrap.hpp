@@ -26,16 +26,20 @@
 // bindUnix/connectUnix do the same over a Unix domain stream socket (same pipeline, no TCP
 // options).
 
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <netbuf/transport/detail/async_op.hpp>
 #include <netbuf/transport/event_loop.hpp>
 #include <netbuf/transport/server_channel.hpp>
 #include <netbuf/transport/socket_channel.hpp>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 namespace netbuf {
@@ -100,44 +104,126 @@ class ServerBootstrap {
   bool acceptorPerLoop_ = false;
 };
 
+namespace detail {
+/// How a connect attempt reports back, once: on the attempt's loop, or on the thread that started
+/// it when the loop refused the attempt (then `onCaller` is true).
+using ConnectDone = std::function<void(ErrorCode, std::shared_ptr<SocketChannel>, bool onCaller)>;
+
+/// What a connect attempt needs, copied out of the Bootstrap when the operation starts (a
+/// deferred connect may start after the Bootstrap is gone).
+struct ConnectConfig {
+  EventLoopGroup* group = nullptr;
+  ChannelOptions options;
+  SocketChannel::Initializer handler;
+  std::chrono::milliseconds timeout{30000};
+};
+
+/// One connection attempt on one loop (bootstrap.cpp).
+class ConnectAttempt {
+ public:
+  virtual ~ConnectAttempt() = default;
+  /// Hands the attempt to its loop (any thread). A loop that has shut down refuses it: done then
+  /// runs on this thread with ChannelErrc::rejected.
+  virtual void start() = 0;
+  /// Ends the attempt with operation_aborted, on its loop, unless it has ended (any thread).
+  virtual void cancel() = 0;
+};
+std::shared_ptr<ConnectAttempt> makeTcpConnect(const ConnectConfig& config, EventLoop& loop,
+                                               std::string host, unsigned short port,
+                                               ConnectDone done);
+std::shared_ptr<ConnectAttempt> makeUnixConnect(const ConnectConfig& config, EventLoop& loop,
+                                                std::string path, ConnectDone done);
+
+/// The initiation of Bootstrap::connect (Unix false) and connectUnix (Unix true).
+template <bool Unix>
+struct InitiateConnect {
+  ConnectConfig config;
+
+  struct Canceller {
+    std::weak_ptr<ConnectAttempt> attempt;
+    void operator()(boost::asio::cancellation_type_t type) const {
+      if (!cancels(type)) return;
+      if (auto a = attempt.lock()) a->cancel();
+    }
+  };
+
+  template <class Handler>
+  void operator()(Handler&& handler, std::string where, unsigned short port) const {
+    EventLoop& loop = config.group->next();
+    auto slot = boost::asio::get_associated_cancellation_slot(handler);
+    SharedCompletion<std::decay_t<Handler>, boost::asio::any_io_executor> completion(
+        std::forward<Handler>(handler), boost::asio::any_io_executor(loop.get_executor()));
+    ConnectDone done = [completion](ErrorCode ec, std::shared_ptr<SocketChannel> ch,
+                                    bool onCaller) {
+      if (onCaller)
+        completion.post(ec, std::move(ch));
+      else
+        completion.dispatch(ec, std::move(ch));
+    };
+    std::shared_ptr<ConnectAttempt> attempt =
+        Unix ? makeUnixConnect(config, loop, std::move(where), std::move(done))
+             : makeTcpConnect(config, loop, std::move(where), port, std::move(done));
+    // Installed before the attempt starts, so that the completion (which clears the slot on the
+    // loop) cannot race with it.
+    if (slot.is_connected()) slot.template emplace<Canceller>(Canceller{attempt});
+    attempt->start();
+  }
+};
+}  // namespace detail
+
 class Bootstrap {
  public:
-  using ConnectHandler = std::function<void(std::shared_ptr<SocketChannel>, std::error_code)>;
-
   Bootstrap& group(EventLoopGroup& group) {
-    group_ = &group;
+    config_.group = &group;
     return *this;
   }
   /// Builds the channel's pipeline once connected (on its loop, before channelActive).
   Bootstrap& handler(SocketChannel::Initializer init) {
-    handler_ = std::move(init);
+    config_.handler = std::move(init);
     return *this;
   }
   Bootstrap& options(const ChannelOptions& options) {
-    options_ = options;
+    config_.options = options;
     return *this;
   }
   Bootstrap& connectTimeout(std::chrono::milliseconds timeout) {
-    connectTimeout_ = timeout;
+    config_.timeout = timeout;
     return *this;
   }
   /// The group set by group(EventLoopGroup&), or nullptr.
-  EventLoopGroup* group() const noexcept { return group_; }
-  /// Resolves and connects on the next loop; done(channel, {}) runs on that loop once the channel
-  /// is active, or done(nullptr, error) (std::errc::timed_out after the timeout).
-  void connect(const std::string& host, unsigned short port, ConnectHandler done);
-  /// Blocking form for threads that are not loop threads: the active channel, or throws
-  /// std::system_error. The channel is safe to use from the calling thread (Channel's rule).
-  std::shared_ptr<SocketChannel> connect(const std::string& host, unsigned short port);
-  /// The same over a Unix domain stream socket ('@name': an abstract socket).
-  void connectUnix(const std::string& path, ConnectHandler done);
-  std::shared_ptr<SocketChannel> connectUnix(const std::string& path);
+  EventLoopGroup* group() const noexcept { return config_.group; }
+
+  /// Resolves host and connects on the next loop of the group; completes with
+  /// void(ErrorCode, std::shared_ptr<SocketChannel>): the channel once it is active (its
+  /// initializer has run), or an error and nullptr: the resolver's or the socket's error
+  /// (connection_refused...), asio::error::timed_out after connectTimeout,
+  /// asio::error::operation_aborted when cancelled through the handler's cancellation slot,
+  /// ChannelErrc::rejected when the loop is shutting down, ChannelErrc::initializerFailed when the
+  /// initializer threw. token is any Asio completion token; the handler runs on its associated
+  /// executor, by default the channel's loop. The channel is safe to use from any thread
+  /// (Channel's rule).
+  ///     auto ch = co_await bootstrap.connect("127.0.0.1", port, asio::use_awaitable);
+  ///     auto ch = bootstrap.connect("127.0.0.1", port, asio::use_future).get();   // blocking
+  /// Throws IllegalStateError (before anything starts) without a group.
+  template <class Token>
+  auto connect(std::string host, unsigned short port, Token&& token) {
+    checkGroup("connect");
+    return boost::asio::async_initiate<Token, void(ErrorCode, std::shared_ptr<SocketChannel>)>(
+        detail::InitiateConnect<false>{config_}, token, std::move(host), port);
+  }
+  /// The same over a Unix domain stream socket at path ('@name': an abstract socket).
+  template <class Token>
+  auto connectUnix(std::string path, Token&& token) {
+    checkGroup("connectUnix");
+    return boost::asio::async_initiate<Token, void(ErrorCode, std::shared_ptr<SocketChannel>)>(
+        detail::InitiateConnect<true>{config_}, token, std::move(path), 0);
+  }
 
  private:
-  EventLoopGroup* group_ = nullptr;
-  ChannelOptions options_;
-  SocketChannel::Initializer handler_;
-  std::chrono::milliseconds connectTimeout_{30000};
+  friend class Reconnector;  // makes its attempts with the bootstrap's configuration
+  void checkGroup(const char* what) const;
+
+  detail::ConnectConfig config_;
 };
 
 }  // namespace netbuf

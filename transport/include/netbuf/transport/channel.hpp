@@ -26,6 +26,10 @@
 // has run. A channel used only on its loop (EmbeddedChannel) may live anywhere.
 
 #include <atomic>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/execution.hpp>
+#include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -35,8 +39,10 @@
 #include <netbuf/transport/channel_executor.hpp>
 #include <netbuf/transport/channel_handler.hpp>
 #include <netbuf/transport/channel_pipeline.hpp>
+#include <netbuf/transport/detail/async_op.hpp>
 #include <netbuf/transport/message.hpp>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -87,6 +93,24 @@ struct OutboundTask {
 };
 }  // namespace detail
 
+template <class T>
+class ReceiveQueue;
+
+namespace detail {
+class ChannelExecutorAdapter;
+template <class T>
+struct InitiateReceive;
+template <class Handler>
+class WriteOp;
+/// The initiation of Channel::write/writeAndFlush with a completion token.
+struct InitiateWrite {
+  Channel* channel;
+  bool flush;
+  template <class Handler>
+  void operator()(Handler&& handler, Message msg) const;
+};
+}  // namespace detail
+
 class Channel : public std::enable_shared_from_this<Channel> {
  public:
   Channel(const Channel&) = delete;
@@ -118,17 +142,33 @@ class Channel : public std::enable_shared_from_this<Channel> {
   virtual std::string localAddress() const = 0;
   virtual std::string remoteAddress() const = 0;
 
+  /// The channel's loop as an Asio executor: the default executor of the completion handlers of
+  /// the channel's operations, and what a coroutine serving the channel is spawned on. Channels
+  /// on an EventLoop return its EventLoopExecutor. The default, for other executors
+  /// (EmbeddedChannel), dispatches at once on the executor's thread and posts with execute();
+  /// its execution context is an io_context that never runs, so an Asio I/O object made from it
+  /// (a timer) never completes.
+  virtual boost::asio::any_io_executor get_executor() const;
+
   // ---- outbound, through the whole pipeline (any thread; see the header comment)
-  void write(Message msg, WriteListener* listener = nullptr) {
-    if (inEventLoop()) [[likely]] {
-      pipeline_.writeFromTail(std::move(msg), listener);
-    } else {
-      submitOutbound(nullptr, 0, detail::OutboundTask::Kind::Write, std::move(msg), listener);
-    }
+  //
+  // write(msg, token) and writeAndFlush(msg, token) complete, with ErrorCode (void(ErrorCode)),
+  // once the message's last byte has been handed to the socket, or with the error that failed it
+  // (ChannelErrc::closed, closedBeforeWritten, unsupportedMessageType, writeFailed, rejected, or a
+  // handler's own, such as writeTimeout). token is any Asio completion token (a callback,
+  // use_awaitable, use_future, deferred...); the handler runs on its associated executor, by
+  // default the channel's loop, never inside the call that started the write. A write only
+  // completes once flushed. token may also be a WriteListener* (or nullptr): the pipeline's own
+  // allocation-free listener, notified on the loop as soon as the write completes, possibly
+  // before the call returns; the call then returns nothing.
+  template <class T, class Token>
+  auto write(T&& msg, Token&& token) {
+    return outbound<false>(std::forward<T>(msg), std::forward<Token>(token));
   }
-  template <class T, std::enable_if_t<!std::is_same_v<std::decay_t<T>, Message>, int> = 0>
-  void write(T&& msg, WriteListener* listener = nullptr) {
-    write(Message(std::forward<T>(msg)), listener);
+  /// write(msg) with no one to tell: a failure is counted and logged by the channel only.
+  template <class T>
+  void write(T&& msg) {
+    writeNow(Message(std::forward<T>(msg)), nullptr, false);
   }
   void flush() {
     if (inEventLoop()) [[likely]] {
@@ -138,18 +178,13 @@ class Channel : public std::enable_shared_from_this<Channel> {
     }
   }
   /// write() then flush(); from another thread, one task for both.
-  void writeAndFlush(Message msg, WriteListener* listener = nullptr) {
-    if (inEventLoop()) [[likely]] {
-      pipeline_.writeFromTail(std::move(msg), listener);
-      pipeline_.flushFromTail();
-    } else {
-      submitOutbound(nullptr, 0, detail::OutboundTask::Kind::WriteAndFlush, std::move(msg),
-                     listener);
-    }
+  template <class T, class Token>
+  auto writeAndFlush(T&& msg, Token&& token) {
+    return outbound<true>(std::forward<T>(msg), std::forward<Token>(token));
   }
-  template <class T, std::enable_if_t<!std::is_same_v<std::decay_t<T>, Message>, int> = 0>
-  void writeAndFlush(T&& msg, WriteListener* listener = nullptr) {
-    writeAndFlush(Message(std::forward<T>(msg)), listener);
+  template <class T>
+  void writeAndFlush(T&& msg) {
+    writeNow(Message(std::forward<T>(msg)), nullptr, true);
   }
   void close() {
     if (inEventLoop()) [[likely]] {
@@ -158,6 +193,13 @@ class Channel : public std::enable_shared_from_this<Channel> {
       submitOutbound(nullptr, 0, detail::OutboundTask::Kind::Close, Message(), nullptr);
     }
   }
+
+  /// The next inbound message of type T from the ReceiveQueue<T> at the tail of the pipeline, as
+  /// void(ErrorCode, T) through any Asio completion token (receive_queue.hpp has the rules):
+  ///     std::string line = co_await ch->receive<std::string>(asio::use_awaitable);
+  /// Any thread.
+  template <class T, class Token>
+  auto receive(Token&& token);
 
   /// The attribute for key, default-constructed on first use. The lookup (and the creation) may
   /// happen on any thread; the value is the caller's to synchronise when several threads use it
@@ -238,13 +280,48 @@ class Channel : public std::enable_shared_from_this<Channel> {
   };
 
   bool inEventLoopSlow() const noexcept;
+
+  /// The write paths: with a listener (or none) at once, else an operation per token.
+  void writeNow(Message msg, WriteListener* listener, bool flush) {
+    if (inEventLoop()) [[likely]] {
+      pipeline_.writeFromTail(std::move(msg), listener);
+      if (flush) pipeline_.flushFromTail();
+    } else {
+      submitOutbound(
+          nullptr, 0,
+          flush ? detail::OutboundTask::Kind::WriteAndFlush : detail::OutboundTask::Kind::Write,
+          std::move(msg), listener);
+    }
+  }
+  template <bool Flush, class T, class Token>
+  auto outbound(T&& msg, Token&& token) {
+    if constexpr (std::is_convertible_v<Token, WriteListener*>) {
+      writeNow(Message(std::forward<T>(msg)), static_cast<WriteListener*>(token), Flush);
+    } else {
+      return boost::asio::async_initiate<Token, void(ErrorCode)>(
+          detail::InitiateWrite{this, Flush}, token, Message(std::forward<T>(msg)));
+    }
+  }
+  template <class Handler>
+  friend class detail::WriteOp;
+  friend struct detail::InitiateWrite;
+  template <class T>
+  friend class ReceiveQueue;
+  template <class T>
+  friend struct detail::InitiateReceive;
   /// The off-loop path: wraps the operation in an OutboundTask and submit()s it; a rejected write
   /// fails its listener with ChannelErrc::rejected here (and releases msg).
   void submitOutbound(ChannelHandlerContext* ctx, std::uint64_t ctxId,
                       detail::OutboundTask::Kind kind, Message msg, WriteListener* listener);
 
+  friend class detail::ChannelExecutorAdapter;
+  boost::asio::io_context& idleContext();
+
   ByteBufAllocator* alloc_;
   ChannelExecutor* executor_;
+  std::unique_ptr<boost::asio::io_context> idleContext_;  // made by the first idleContext()
+  ChannelHandler* receiveQueue_ = nullptr;  // the pipeline's ReceiveQueue (loop thread)
+  std::mutex idleContextMutex_;
   std::atomic<bool> autoRead_{true};
   bool destroying_ = false;  // set by destroyPipeline(): the destroying thread owns the channel
   ChannelPipeline pipeline_;
@@ -252,4 +329,107 @@ class Channel : public std::enable_shared_from_this<Channel> {
   std::vector<AttrEntry> attrs_;
 };
 
+namespace detail {
+
+/// Channel::get_executor()'s default (see there).
+class ChannelExecutorAdapter {
+ public:
+  explicit ChannelExecutorAdapter(Channel& ch, bool never = false) noexcept
+      : ch_(&ch), never_(never) {}
+  template <class F>
+  void execute(F&& f) const {
+    if (!never_ && ch_->executor().inEventLoop()) {
+      static_cast<F&&>(f)();
+      return;
+    }
+    // ChannelExecutor takes a copyable std::function: a move-only f is held by a shared_ptr.
+    auto held = std::make_shared<std::decay_t<F>>(std::forward<F>(f));
+    ch_->executor().execute([held] { (*held)(); });
+  }
+  ChannelExecutorAdapter require(boost::asio::execution::blocking_t::possibly_t) const noexcept {
+    return ChannelExecutorAdapter(*ch_, false);
+  }
+  ChannelExecutorAdapter require(boost::asio::execution::blocking_t::never_t) const noexcept {
+    return ChannelExecutorAdapter(*ch_, true);
+  }
+  boost::asio::execution::blocking_t query(boost::asio::execution::blocking_t) const noexcept {
+    return never_ ? boost::asio::execution::blocking_t(boost::asio::execution::blocking.never)
+                  : boost::asio::execution::blocking_t(boost::asio::execution::blocking.possibly);
+  }
+  boost::asio::io_context& query(boost::asio::execution::context_t) const {
+    return ch_->idleContext();
+  }
+  friend bool operator==(const ChannelExecutorAdapter& a,
+                         const ChannelExecutorAdapter& b) noexcept {
+    return a.ch_ == b.ch_ && a.never_ == b.never_;
+  }
+  friend bool operator!=(const ChannelExecutorAdapter& a,
+                         const ChannelExecutorAdapter& b) noexcept {
+    return !(a == b);
+  }
+
+ private:
+  Channel* ch_;
+  bool never_;
+};
+
+}  // namespace detail
+
+inline boost::asio::any_io_executor Channel::get_executor() const {
+  return detail::ChannelExecutorAdapter(const_cast<Channel&>(*this));
+}
+
+namespace detail {
+
+/// A token write: the WriteListener the pipeline notifies, holding the completion handler. Its
+/// memory comes from the handler's allocator and is freed before the handler runs.
+template <class Handler>
+class WriteOp final : public WriteListener {
+ public:
+  template <class H>
+  WriteOp(H&& handler, const boost::asio::any_io_executor& executor)
+      : completion_(std::forward<H>(handler), executor) {}
+
+  /// Set while the initiating call is on the stack (loop thread): a completion then is posted.
+  bool* completedDuringInitiation = nullptr;
+  /// Always post: the write was handed over from another thread.
+  bool alwaysPost = false;
+
+  void operationComplete(std::error_code ec) noexcept override {
+    auto alloc = handlerAllocator(completion_.handler());
+    auto completion = std::move(completion_);
+    const bool post = alwaysPost || completedDuringInitiation != nullptr;
+    if (completedDuringInitiation != nullptr) *completedDuringInitiation = true;
+    freeOp(this, alloc);
+    if (post)
+      std::move(completion).post(ErrorCode(ec));
+    else
+      std::move(completion).dispatch(ErrorCode(ec));
+  }
+
+ private:
+  HandlerCompletion<Handler, boost::asio::any_io_executor> completion_;
+};
+
+template <class Handler>
+void InitiateWrite::operator()(Handler&& handler, Message msg) const {
+  using Op = WriteOp<std::decay_t<Handler>>;
+  auto alloc = handlerAllocator(handler);
+  Op* op = allocateOp<Op>(alloc, std::forward<Handler>(handler), channel->get_executor());
+  if (channel->inEventLoop()) {
+    bool completed = false;
+    op->completedDuringInitiation = &completed;
+    channel->writeNow(std::move(msg), op, flush);
+    if (!completed) op->completedDuringInitiation = nullptr;  // still pending: op is alive
+  } else {
+    op->alwaysPost = true;
+    channel->writeNow(std::move(msg), op, flush);  // op may complete on the loop from here on
+  }
+}
+
+}  // namespace detail
+
 }  // namespace netbuf
+
+// ReceiveQueue completes Channel::receive<T>().
+#include <netbuf/transport/receive_queue.hpp>

@@ -14,6 +14,8 @@
 //     rejected                -> std::errc::operation_canceled
 //     writeTimeout            -> std::errc::timed_out
 //     initializerFailed       -> std::errc::operation_canceled
+//     exceptionCaught         -> std::errc::io_error
+//     noReceiveQueue          -> std::errc::invalid_argument
 
 #include <string>
 #include <system_error>
@@ -42,6 +44,11 @@ enum class ChannelErrc : int {
   /// A connection was made but the bootstrap's handler (the channel's initializer) threw: the
   /// channel was closed (the exception is logged by the loop).
   initializerFailed,
+  /// Channel::receive<T>(): an exception went through the pipeline (a decoder's error, a
+  /// handler's throw) and closed the channel; ReceiveQueue::exception() holds it.
+  exceptionCaught,
+  /// Channel::receive<T>() on a channel whose pipeline has no ReceiveQueue<T> at its tail.
+  noReceiveQueue,
 };
 
 const std::error_category& channelCategory() noexcept;

@@ -169,13 +169,26 @@ class DatagramChannel final : public EventLoopChannel {
   Endpoint remoteEndpoint() const;
 
   /// Fixes the peer (Netty's DatagramChannel.connect, the socket's connect(2)): buffers written
-  /// without a recipient go to it, and the kernel delivers only its datagrams. done(error) runs on
-  /// the loop once connected, or at once with ChannelErrc::rejected when the loop has shut down.
-  /// May be called again to change the peer.
-  void connect(const Endpoint& peer, std::function<void(std::error_code)> done);
-  /// Blocking form: on the channel's loop it connects at once; from a thread that is not a loop
-  /// thread it waits for the loop. Throws std::system_error on failure, IllegalStateError when
-  /// called from another loop's thread (use the callback form there).
+  /// without a recipient go to it, and the kernel delivers only its datagrams. Completes with
+  /// void(ErrorCode) once connected on the loop (the socket's error, ChannelErrc::closed, or
+  /// ChannelErrc::rejected when the loop has shut down); token is any Asio completion token, the
+  /// handler runs on its associated executor, by default the channel's loop. May be called again
+  /// to change the peer.
+  template <class Token>
+  auto connect(const Endpoint& peer, Token&& token) {
+    return boost::asio::async_initiate<Token, void(ErrorCode)>(
+        [this, peer](auto handler) {
+          detail::SharedCompletion<decltype(handler), boost::asio::any_io_executor> completion(
+              std::move(handler), get_executor());
+          connectThen(peer,
+                      [completion](std::error_code ec) { completion.complete(ErrorCode(ec)); });
+          completion.initiated();
+        },
+        token);
+  }
+  /// Synchronous form (as Asio's socket.connect): on the channel's loop it connects at once; from
+  /// a thread that is not a loop thread it waits for the loop. Throws std::system_error on
+  /// failure, IllegalStateError when called from another loop's thread (use a token there).
   void connect(const Endpoint& peer);
   void connect(const std::string& address, unsigned short port);
 
@@ -194,6 +207,10 @@ class DatagramChannel final : public EventLoopChannel {
 
  private:
   friend class EventLoopChannel;  // make()
+
+  /// Connects on the loop, then done(error) there (or at once with ChannelErrc::rejected when the
+  /// loop has shut down).
+  void connectThen(const Endpoint& peer, std::function<void(std::error_code)> done);
 
   struct QueuedDatagram {
     AnyByteBuf content;

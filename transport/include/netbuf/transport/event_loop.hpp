@@ -45,6 +45,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/system_executor.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -57,6 +58,9 @@
 #include <mutex>
 #include <netbuf/buffer/errors.hpp>
 #include <netbuf/transport/channel_executor.hpp>
+#include <netbuf/transport/detail/async_op.hpp>
+#include <netbuf/transport/event_loop_executor.hpp>
+#include <netbuf/transport/rejected_execution_error.hpp>
 #include <optional>
 #include <thread>
 #include <type_traits>
@@ -64,12 +68,6 @@
 #include <vector>
 
 namespace netbuf {
-
-/// A task handed to a loop that has shut down (or is shutting down and past its quiet period).
-class RejectedExecutionError : public Error {
- public:
-  using Error::Error;
-};
 
 class EventLoop final : public ChannelExecutor {
  public:
@@ -84,6 +82,11 @@ class EventLoop final : public ChannelExecutor {
   }
   /// Position of this loop in its group.
   std::size_t index() const noexcept { return index_; }
+
+  /// This loop as an Asio executor (event_loop_executor.hpp): for co_spawn, timers, dispatch and
+  /// post; the default executor of the completion handlers of netbuf's operations on this loop.
+  using executor_type = EventLoopExecutor;
+  executor_type get_executor() noexcept { return EventLoopExecutor(*this); }
   /// True when called from this loop's thread.
   bool inEventLoop() const noexcept override { return detail::tCurrentExecutor == this; }
 
@@ -142,6 +145,7 @@ class EventLoop final : public ChannelExecutor {
 
  private:
   friend class EventLoopGroup;
+  friend class EventLoopExecutor;
 
   EventLoop(std::size_t index) : index_(index) {}
 
@@ -220,6 +224,33 @@ class EventLoop final : public ChannelExecutor {
       ctx_->get_executor()};
 };
 
+// ------------------------------------------------------------------ EventLoopExecutor
+
+inline bool EventLoopExecutor::runningInThisThread() const noexcept { return loop_->inEventLoop(); }
+
+inline boost::asio::io_context& EventLoopExecutor::query(
+    boost::asio::execution::context_t) const noexcept {
+  return *loop_->ctx_;
+}
+
+template <class F>
+void EventLoopExecutor::execute(F&& f) const {
+  if (!never_ && loop_->inEventLoop()) {
+    static_cast<F&&>(f)();
+    return;
+  }
+  submit(std::forward<F>(f));
+}
+
+template <class F>
+void EventLoopExecutor::submit(F&& f) const {
+  try {
+    loop_->execute(std::forward<F>(f));  // admission is checked before f is moved from
+  } catch (const RejectedExecutionError&) {
+    // The loop has shut down: f is destroyed unrun where it is (see the header comment).
+  }
+}
+
 class EventLoopGroup {
  public:
   /// Netty's defaults for shutdownGracefully().
@@ -246,6 +277,28 @@ class EventLoopGroup {
   /// loop threads.
   void shutdownGracefully(std::chrono::milliseconds quietPeriod = kDefaultQuietPeriod,
                           std::chrono::milliseconds timeout = kDefaultTimeout);
+  /// The same without blocking: the shutdown runs on a thread of the group's own, and token's
+  /// handler completes (void(ErrorCode), always success) once it has returned, on the handler's
+  /// associated executor, by default on that thread (the loops have stopped by then: a handler
+  /// bound to one of them, such as a coroutine of the group's, is destroyed unrun). Callable from
+  /// any thread, the group's loop threads included. The handler must not destroy the group (its
+  /// destructor joins the thread the handler runs on).
+  ///     co_await group.shutdownGracefully(0ms, 5s, asio::use_awaitable);   // from another context
+  template <class Token>
+  auto shutdownGracefully(std::chrono::milliseconds quietPeriod, std::chrono::milliseconds timeout,
+                          Token&& token) {
+    return boost::asio::async_initiate<Token, void(ErrorCode)>(
+        [this, quietPeriod, timeout](auto handler) {
+          using H = decltype(handler);
+          detail::SharedCompletion<H, boost::asio::system_executor> completion(
+              std::move(handler), boost::asio::system_executor());
+          startShutdownThread([this, quietPeriod, timeout, completion] {
+            shutdownGracefully(quietPeriod, timeout);
+            completion.dispatch(ErrorCode());
+          });
+        },
+        token);
+  }
   bool isShuttingDown() const noexcept { return shuttingDown_.load(std::memory_order_acquire); }
   bool isTerminated() const noexcept { return terminated_.load(std::memory_order_acquire); }
 
@@ -263,6 +316,8 @@ class EventLoopGroup {
 
  private:
   bool quiet(std::chrono::nanoseconds quietPeriod, std::int64_t sinceNs) const noexcept;
+  /// Runs fn on a new thread of the group's, joined by the destructor.
+  void startShutdownThread(std::function<void()> fn);
   void stop() noexcept;
 
   void checkNotOnLoop(const char* what);
@@ -279,6 +334,8 @@ class EventLoopGroup {
   std::unique_ptr<boost::asio::signal_set> signals_;
   std::mutex signalMutex_;
   std::thread signalThread_;
+  std::mutex shutdownThreadsMutex_;
+  std::vector<std::thread> shutdownThreads_;  // asynchronous shutdownGracefully() calls
 };
 
 }  // namespace netbuf

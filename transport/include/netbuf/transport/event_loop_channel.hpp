@@ -13,18 +13,18 @@
 //    the socket are the loop's), or at once when the loop no longer runs.
 //  - Operations from any thread: submit() posts Channel's off-loop tasks to the loop as they are;
 //    runOnLoop() runs the subclass's own operations (closeGracefully, shutdownOutput...) there.
-//  - Close listeners and closeFuture(); the water marks on the bytes written but not yet handed
+//  - waitClosed() and close(token); the water marks on the bytes written but not yet handed
 //    to the socket (isWritable, channelWritabilityChanged).
 //
 // Threading: the accessors marked "any thread" may be called anywhere; the protected helpers on
 // the loop thread, as the subclass's I/O.
 
 #include <atomic>
+#include <boost/asio/async_result.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <netbuf/transport/channel.hpp>
@@ -37,6 +37,7 @@ namespace netbuf {
 class EventLoopChannel : public Channel {
  public:
   EventLoop& eventLoop() const noexcept { return *loop_; }
+  boost::asio::any_io_executor get_executor() const override { return loop_->get_executor(); }
   /// Any thread.
   bool isOpen() const noexcept override { return open_.load(std::memory_order_acquire); }
   /// Open and started. Any thread.
@@ -53,12 +54,24 @@ class EventLoopChannel : public Channel {
   /// Flushes what is queued and closes once it has been written (what graceful shutdown does).
   /// Any thread.
   virtual void closeGracefully() = 0;
-  /// Runs fn on the loop once the channel has closed (at once if it already has; on the calling
-  /// thread when the loop has shut down). Any thread.
-  void addCloseListener(std::function<void()> fn);
-  /// Ready once the channel has closed (after channelInactive and the close listeners). Wait on
-  /// it from a thread that is not the channel's loop. Any thread.
-  std::shared_future<void> closeFuture();
+
+  /// Completes (void(ErrorCode), always success) once the channel has closed, after
+  /// channelInactive; at once (posted) if it already has. token is any Asio completion token;
+  /// the handler runs on its associated executor, by default the channel's loop (a handler on a
+  /// loop that has shut down is destroyed unrun, as an io_context's are). Any thread.
+  ///     ch->waitClosed(asio::use_future).wait();      // a client's main, until the peer closes
+  template <class Token>
+  auto waitClosed(Token&& token) {
+    return boost::asio::async_initiate<Token, void(ErrorCode)>(InitiateWaitClosed{this, false},
+                                                               token);
+  }
+  /// close(), completing as waitClosed does. Any thread.
+  template <class Token>
+  auto close(Token&& token) {
+    return boost::asio::async_initiate<Token, void(ErrorCode)>(InitiateWaitClosed{this, true},
+                                                               token);
+  }
+  using Channel::close;
 
  protected:
   EventLoopChannel(EventLoop& loop, ByteBufAllocator& alloc, std::size_t highWaterMark,
@@ -74,6 +87,14 @@ class EventLoopChannel : public Channel {
   /// Runs fn now on the loop, or hands it to the loop (holding the channel); false when the loop
   /// has shut down (fn was not run).
   bool runOnLoop(std::function<void()> fn);
+
+  /// Runs fn on the loop once the channel has closed (at once if it already has; on the calling
+  /// thread when the loop has shut down). Any thread. What waitClosed() is built on; the
+  /// transport's own classes (ChannelGroup, Reconnector) use it where they must hear of the close
+  /// even after the loop has stopped.
+  void addCloseListener(std::function<void()> fn);
+  friend class ChannelGroup;
+  friend class Reconnector;
 
   /// Counts the channel in on its loop and gives the loop its reference (the shutdown hook calls
   /// closeGracefully()), then marks it active. False, with nothing registered, when the loop is
@@ -143,9 +164,19 @@ class EventLoopChannel : public Channel {
   std::atomic<bool> writable_{true};
   std::uint64_t shutdownHook_ = 0;  // on loop_, while registered and open
   std::vector<std::function<void()>> closeListeners_;
-  std::mutex closeFutureMutex_;
-  std::shared_ptr<std::promise<void>> closePromise_;  // made by the first closeFuture()
-  std::shared_future<void> closeFuture_;
+
+  struct InitiateWaitClosed {
+    EventLoopChannel* channel;
+    bool closeFirst;
+    template <class Handler>
+    void operator()(Handler&& handler) const {
+      detail::SharedCompletion<std::decay_t<Handler>, boost::asio::any_io_executor> completion(
+          std::forward<Handler>(handler), channel->get_executor());
+      if (closeFirst) channel->close();
+      channel->addCloseListener([completion] { completion.complete(ErrorCode()); });
+      completion.initiated();
+    }
+  };
 };
 
 }  // namespace netbuf

@@ -84,17 +84,21 @@ class Reconnector : public std::enable_shared_from_this<Reconnector> {
   struct Token {};
 
  public:
-  Reconnector(Token, Bootstrap bootstrap,
-              std::function<void(Bootstrap&, Bootstrap::ConnectHandler)> connect, Options options);
+  /// Makes one connection attempt (detail::makeTcpConnect or makeUnixConnect, bound to the
+  /// address).
+  using Connect = std::function<std::shared_ptr<detail::ConnectAttempt>(
+      const detail::ConnectConfig&, EventLoop&, detail::ConnectDone)>;
+  Reconnector(Token, Bootstrap bootstrap, Connect connect, Options options);
 
  private:
   void attempt();
   void onResult(std::shared_ptr<SocketChannel> ch, std::error_code ec);
+  const detail::ConnectConfig& config() const noexcept { return bootstrap_.config_; }
   void scheduleRetry(std::chrono::milliseconds delay);
   std::chrono::milliseconds jittered(std::chrono::milliseconds d);
 
   Bootstrap bootstrap_;
-  std::function<void(Bootstrap&, Bootstrap::ConnectHandler)> connect_;
+  Connect connect_;
   Options options_;
   mutable std::mutex mutex_;  // guards channel_, timer_, failures_, rng_
   std::shared_ptr<SocketChannel> channel_;

@@ -21,9 +21,9 @@
 // acceptor's loop (when a handler() is set, the other acceptors' connections pass through it
 // there).
 //
-// Threading: close(), setAutoRead() and the queries may be called from any thread; closeFuture()
-// is ready once the server has stopped accepting (close(), or the group's graceful shutdown):
-//     server->closeFuture().wait();   // a server's main: returns when the group shuts down
+// Threading: close(), setAutoRead() and the queries may be called from any thread; waitClosed()
+// completes once the server has stopped accepting (close(), or the group's graceful shutdown):
+//     server->waitClosed(asio::use_future).wait();   // a server's main: until the group shuts down
 //
 // Ownership and lifetime: bind returns a std::shared_ptr. Dropping the last reference stops
 // accepting (at once, waiting for the acceptors' loops, when it is dropped on a thread that is not
@@ -65,6 +65,7 @@ class ServerChannel final : public Channel {
 
   /// The loop running the server channel's pipeline.
   EventLoop& eventLoop() const noexcept { return *loop_; }
+  boost::asio::any_io_executor get_executor() const override { return loop_->get_executor(); }
   /// True until the server stops accepting.
   bool isOpen() const noexcept override { return open_.load(std::memory_order_acquire); }
   bool isActive() const noexcept override { return isOpen(); }
@@ -77,8 +78,21 @@ class ServerChannel final : public Channel {
   boost::asio::ip::tcp::endpoint localEndpoint() const noexcept { return localTcp_; }
   unsigned short port() const noexcept { return localTcp_.port(); }
 
-  /// Ready once every acceptor has closed. Wait on it from a thread that is not one of the group's.
-  std::shared_future<void> closeFuture() const { return closeFuture_; }
+  /// Completes (void(ErrorCode), always success) once every acceptor has closed; at once (posted)
+  /// if they have. token is any Asio completion token; the handler runs on its associated
+  /// executor, by default the server's loop. Any thread.
+  template <class Token>
+  auto waitClosed(Token&& token) {
+    return boost::asio::async_initiate<Token, void(ErrorCode)>(InitiateWaitClosed{this, false},
+                                                               token);
+  }
+  /// close() (stop accepting), completing as waitClosed does. Any thread.
+  template <class Token>
+  auto close(Token&& token) {
+    return boost::asio::async_initiate<Token, void(ErrorCode)>(InitiateWaitClosed{this, true},
+                                                               token);
+  }
+  using Channel::close;
   /// Closes every accepted channel that is still open (each on its own loop). Any thread.
   void closeChildren();
   /// Connections accepted so far / accepted and still open. Any thread.
@@ -107,6 +121,22 @@ class ServerChannel final : public Channel {
   void onAllClosed();
   /// Closes the acceptors now, waiting for their loops when not on them (destructor).
   void closeAcceptorsNow() noexcept;
+  /// Runs fn once every acceptor has closed: at once (on this thread) if they have, else on the
+  /// thread of the loop whose acceptor closed last. Any thread.
+  void addCloseListener(std::function<void()> fn);
+
+  struct InitiateWaitClosed {
+    ServerChannel* server;
+    bool closeFirst;
+    template <class Handler>
+    void operator()(Handler&& handler) const {
+      detail::SharedCompletion<std::decay_t<Handler>, boost::asio::any_io_executor> completion(
+          std::forward<Handler>(handler), server->get_executor());
+      if (closeFirst) server->close();
+      server->addCloseListener([completion] { completion.complete(ErrorCode()); });
+      completion.initiated();
+    }
+  };
 
   void doWrite(Message msg, WriteListener* listener) override;
   void doFlush() override {}
@@ -123,7 +153,6 @@ class ServerChannel final : public Channel {
   bool domain_ = false;
   bool active_ = false;  // channelActive fired (loop thread)
   std::atomic<bool> open_{true};
-  std::shared_future<void> closeFuture_;
 };
 
 }  // namespace netbuf

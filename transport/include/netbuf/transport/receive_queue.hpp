@@ -1,0 +1,304 @@
+#pragma once
+// ReceiveQueue<T> and Channel::receive<T>(): a channel's decoded inbound messages consumed from a
+// coroutine (or any completion token), for protocol code that reads better as a sequence than as
+// callbacks.
+//
+//     // in the initializer: decoders, then the queue at the tail
+//     ch.pipeline()
+//         .addLast("frames", std::make_unique<DecoderChannelHandler<LineBasedFrameDecoder>>(4096))
+//         .addLast("strings", std::make_unique<DecoderChannelHandler<StringDecoder>>())
+//         .addLast("queue", std::make_unique<ReceiveQueue<std::string>>(64));
+//     coSpawn(ch.shared_from_this(), session(ch.shared_from_this()));
+//
+//     asio::awaitable<void> session(std::shared_ptr<SocketChannel> ch) {
+//       for (;;) {
+//         std::string line = co_await ch->receive<std::string>(asio::use_awaitable);
+//         co_await ch->writeAndFlush(line + "\n", asio::use_awaitable);
+//       }   // ends with boost::system::system_error(asio::error::eof) when the peer closes
+//     }
+//
+// The queue takes every inbound message of type T that reaches it (messages of other types pass
+// on to the tail). receive<T>(token) completes with void(ErrorCode, T):
+//   - the next message in arrival order (at once, posted, when one is queued);
+//   - once the queue is empty and the channel has closed: asio::error::eof when it closed
+//     normally (the peer's EOF or reset, a close()), ChannelErrc::exceptionCaught when an
+//     exception went through the pipeline and closed it (exception() holds it; it goes on to the
+//     tail, which logs it), the error of the socket when the exception was a std::system_error;
+//   - asio::error::operation_aborted when cancelled through the handler's cancellation slot (the
+//     next message then waits for the next receive), or when the queue is removed;
+//   - asio::error::already_started when another receive is pending (one at a time, as a socket's
+//     reads); ChannelErrc::noReceiveQueue when the pipeline has no ReceiveQueue<T>;
+//     ChannelErrc::rejected when the channel's loop has shut down.
+// On an error T is default-constructed: T must be default-constructible and movable.
+//
+// Backpressure: when capacity messages are queued, the queue turns the channel's auto-read off,
+// so no more bytes are read and the peer's sends back up into the kernel and then the peer; it
+// turns auto-read on again once a receive has brought the queue down to half its capacity. A read
+// already in progress finishes first: the queue holds at most capacity plus the messages decoded
+// from one read (bounded by the channel's maxReadSize). A handler that turns auto-read off itself
+// should not sit behind the queue.
+//
+// Threading: the queue lives on the channel's loop. receive() may be called from any thread
+// (from another one, it is handed to the loop); its handler runs on its associated executor, by
+// default the channel's loop, at once when a message arrives for a pending receive whose executor
+// is the loop (no extra loop turn per message).
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/error.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <netbuf/buffer/errors.hpp>
+#include <netbuf/transport/channel.hpp>
+#include <netbuf/transport/channel_handler.hpp>
+#include <netbuf/transport/channel_handler_context.hpp>
+#include <netbuf/transport/detail/async_op.hpp>
+#include <netbuf/transport/rejected_execution_error.hpp>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+
+namespace netbuf {
+
+namespace detail {
+
+/// A pending receive: completes once (and frees itself).
+template <class T>
+class ReceiveWaiter {
+ public:
+  /// post: the completion happens inside the initiating call (never run the handler there).
+  virtual void complete(ErrorCode ec, T value, bool post) noexcept = 0;
+  std::uint64_t id = 0;
+
+ protected:
+  ~ReceiveWaiter() = default;
+};
+
+template <class T>
+struct InitiateReceive;
+
+}  // namespace detail
+
+template <class T>
+class ReceiveQueue final : public ChannelHandler {
+  static_assert(std::is_default_constructible_v<T> && std::is_move_constructible_v<T>,
+                "ReceiveQueue<T>: T must be default-constructible and movable");
+
+ public:
+  static constexpr std::size_t kDefaultCapacity = 64;
+
+  /// capacity: queued messages at which reading stops (at least 1; IllegalArgumentError for 0).
+  explicit ReceiveQueue(std::size_t capacity = kDefaultCapacity) : capacity_(capacity) {
+    if (capacity == 0) throw IllegalArgumentError("ReceiveQueue: capacity must be at least 1");
+  }
+  ~ReceiveQueue() override { abandonWaiter(boost::asio::error::operation_aborted); }
+
+  std::size_t capacity() const noexcept { return capacity_; }
+  /// Messages queued now (loop thread).
+  std::size_t size() const noexcept { return queue_.size(); }
+  /// True while the queue holds auto-read off (loop thread).
+  bool isPaused() const noexcept { return paused_; }
+  /// The exception that went through the pipeline and closed the channel, or null (loop thread).
+  std::exception_ptr exception() const noexcept { return exception_; }
+
+  // ---- ChannelHandler
+  void handlerAdded(ChannelHandlerContext& ctx) override {
+    ctx_ = &ctx;
+    ctx.channel().receiveQueue_ = this;
+  }
+  void handlerRemoved(ChannelHandlerContext& ctx) override {
+    if (ctx.channel().receiveQueue_ == this) ctx.channel().receiveQueue_ = nullptr;
+    queue_.clear();
+    if (paused_) {
+      paused_ = false;
+      ctx.channel().setAutoRead(true);
+    }
+    abandonWaiter(boost::asio::error::operation_aborted);
+    ctx_ = nullptr;
+  }
+  void channelRead(ChannelHandlerContext& ctx, Message msg) override {
+    if (!msg.is<T>()) return ctx.fireChannelRead(std::move(msg));
+    T value = msg.take<T>();
+    if (waiter_ != nullptr) {
+      std::exchange(waiter_, nullptr)->complete(ErrorCode(), std::move(value), false);
+      return;
+    }
+    queue_.push_back(std::move(value));
+    if (queue_.size() >= capacity_ && !paused_) {
+      paused_ = true;
+      ctx.channel().setAutoRead(false);
+    }
+  }
+  void channelReadComplete(ChannelHandlerContext&) override {}
+  void channelInactive(ChannelHandlerContext& ctx) override {
+    ended_ = true;
+    if (queue_.empty()) abandonWaiter(endError());
+    ctx.fireChannelInactive();
+  }
+  void exceptionCaught(ChannelHandlerContext& ctx, std::exception_ptr error) override {
+    if (exception_ == nullptr) {
+      exception_ = error;
+      errorCode_ = codeOf(error);
+    }
+    ctx.fireExceptionCaught(std::move(error));  // the tail logs it and closes the channel
+    ctx.close();
+  }
+  MessageTypes inboundIn() const noexcept override { return typesOf<T>(); }
+  MessageTypes inboundOut() const noexcept override { return {}; }
+  MessageTypes outboundIn() const noexcept override { return MessageTypes::passThrough(); }
+  MessageTypes outboundOut() const noexcept override { return MessageTypes::passThrough(); }
+
+ private:
+  template <class U>
+  friend struct detail::InitiateReceive;
+
+  /// A receive on the loop: a queued message, the end, or wait.
+  void attach(detail::ReceiveWaiter<T>* w, bool inInitiation) {
+    if (!queue_.empty()) {
+      T value = std::move(queue_.front());
+      queue_.pop_front();
+      if (paused_ && queue_.size() <= capacity_ / 2) {
+        paused_ = false;
+        ctx_->channel().setAutoRead(true);
+      }
+      return w->complete(ErrorCode(), std::move(value), inInitiation);
+    }
+    if (ended_) return w->complete(endError(), T(), inInitiation);
+    if (waiter_ != nullptr)
+      return w->complete(boost::asio::error::already_started, T(), inInitiation);
+    w->id = ++nextWaiterId_;
+    waiter_ = w;
+  }
+  /// A cancellation (a loop task): the pending receive it was for, if still pending.
+  void cancel(std::uint64_t id) {
+    if (waiter_ != nullptr && waiter_->id == id)
+      std::exchange(waiter_, nullptr)->complete(boost::asio::error::operation_aborted, T(), false);
+  }
+  void abandonWaiter(ErrorCode ec) noexcept {
+    if (waiter_ != nullptr) std::exchange(waiter_, nullptr)->complete(ec, T(), false);
+  }
+  ErrorCode endError() const noexcept {
+    return exception_ != nullptr ? errorCode_ : ErrorCode(boost::asio::error::eof);
+  }
+  static ErrorCode codeOf(const std::exception_ptr& e) noexcept {
+    try {
+      std::rethrow_exception(e);
+    } catch (const boost::system::system_error& x) {
+      return x.code();
+    } catch (const std::system_error& x) {
+      return x.code();
+    } catch (...) {
+    }
+    return ChannelErrc::exceptionCaught;
+  }
+
+  std::size_t capacity_;
+  std::deque<T> queue_;
+  ChannelHandlerContext* ctx_ = nullptr;
+  detail::ReceiveWaiter<T>* waiter_ = nullptr;
+  std::uint64_t nextWaiterId_ = 0;
+  std::exception_ptr exception_;
+  ErrorCode errorCode_;
+  bool paused_ = false;
+  bool ended_ = false;
+};
+
+namespace detail {
+
+template <class T, class Handler>
+class ReceiveOp final : public ReceiveWaiter<T> {
+ public:
+  template <class H>
+  ReceiveOp(H&& handler, const boost::asio::any_io_executor& ex)
+      : completion_(std::forward<H>(handler), ex) {}
+  Handler& handler() noexcept { return completion_.handler(); }
+
+  void complete(ErrorCode ec, T value, bool post) noexcept override {
+    auto alloc = handlerAllocator(completion_.handler());
+    auto completion = std::move(completion_);
+    freeOp(this, alloc);
+    if (post)
+      std::move(completion).post(ec, std::move(value));
+    else
+      std::move(completion).dispatch(ec, std::move(value));
+  }
+
+ private:
+  HandlerCompletion<Handler, boost::asio::any_io_executor> completion_;
+};
+
+template <class T>
+struct InitiateReceive {
+  Channel* channel;
+
+  static ReceiveQueue<T>* queueOf(Channel& ch) noexcept {
+    return dynamic_cast<ReceiveQueue<T>*>(ch.receiveQueue_);
+  }
+  static void attach(Channel& ch, ReceiveWaiter<T>* w, bool inInitiation) {
+    if (ReceiveQueue<T>* q = queueOf(ch)) return q->attach(w, inInitiation);
+    w->complete(ChannelErrc::noReceiveQueue, T(), inInitiation);
+  }
+
+  /// Cancels the pending receive it was installed for (any thread: a task on the loop).
+  struct Canceller {
+    std::weak_ptr<Channel> channel;
+    ReceiveWaiter<T>* waiter;
+    void operator()(boost::asio::cancellation_type_t type) const {
+      if (!cancels(type)) return;
+      auto ch = channel.lock();
+      if (ch == nullptr) return;
+      // The id is read here, where the waiter is known to be pending (the slot is cleared when it
+      // completes, on the same thread as this emission).
+      const std::uint64_t id = waiter->id;
+      Channel* raw = ch.get();
+      try {
+        raw->executor().execute([ch = std::move(ch), id] {
+          if (ReceiveQueue<T>* q = queueOf(*ch)) q->cancel(id);
+        });
+      } catch (...) {  // the loop has shut down: nothing runs the receive any more
+      }
+    }
+  };
+
+  template <class Handler>
+  void operator()(Handler&& handler) const {
+    using Op = ReceiveOp<T, std::decay_t<Handler>>;
+    auto alloc = handlerAllocator(handler);
+    Op* op = allocateOp<Op>(alloc, std::forward<Handler>(handler), channel->get_executor());
+    if (channel->inEventLoop()) {
+      attach(*channel, op, true);
+      // Still pending (the queue holds it): cancellable from here on.
+      if (ReceiveQueue<T>* q = queueOf(*channel); q != nullptr && q->waiter_ == op)
+        installCanceller<Canceller>(op->handler(), channel->weak_from_this(), op);
+      return;
+    }
+    std::shared_ptr<Channel> self = channel->weak_from_this().lock();
+    if (self == nullptr) {
+      throw IllegalStateError(
+          "Channel::receive was called off the channel's loop on a channel not held by a "
+          "std::shared_ptr");
+    }
+    // Off the loop, the receive is handed to it; the queue, and so the cancellation, start there.
+    try {
+      channel->executor().execute([self, op] {
+        attach(*self, op, false);
+        if (ReceiveQueue<T>* q = queueOf(*self); q != nullptr && q->waiter_ == op)
+          installCanceller<Canceller>(op->handler(), self, op);
+      });
+    } catch (const RejectedExecutionError&) {
+      op->complete(ChannelErrc::rejected, T(), true);
+    }
+  }
+};
+
+}  // namespace detail
+
+template <class T, class Token>
+auto Channel::receive(Token&& token) {
+  return boost::asio::async_initiate<Token, void(ErrorCode, T)>(detail::InitiateReceive<T>{this},
+                                                                token);
+}
+
+}  // namespace netbuf
