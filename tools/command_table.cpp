@@ -130,6 +130,7 @@ constexpr OptionSpec kLoadRpcOptions[] = {
     {"--method", "M", "echo, add or put-get", "echo"},
     {"--payload", "N", "bin bytes for echo and put", "16"},
     {"--threads", "T", "client event loops", "1"},
+    {"--style", "S", "callback (completion handlers) or coroutine (use_awaitable)", "callback"},
     {"--json", "", "one JSON object on stdout instead of the table"},
 };
 
@@ -141,9 +142,11 @@ constexpr Subcommand kLoad[] = {
      "occurred or no message completed.",
      kLoadEchoOptions, runLoadEcho},
     {"rpc", "drive a 'netbuf serve rpc' server and report calls/s and latency",
-     "Each connection keeps W calls in flight, issuing one more for every one completed.\n"
-     "Prints calls/s and p50/p99/p999/max latency (call to callback). Exits 1 when any call\n"
-     "failed or none completed.",
+     "Each connection keeps W calls in flight, issuing one more for every one completed:\n"
+     "from each call's callback (--style callback), or from W coroutines per connection that\n"
+     "each await one call after another (--style coroutine). Prints calls/s and\n"
+     "p50/p99/p999/max latency (call to completion). Exits 1 when any call failed or none\n"
+     "completed.",
      kLoadRpcOptions, runLoadRpc},
 };
 

@@ -75,6 +75,8 @@ int runLoadRpc(const ParsedOptions& options) {
     options.invalid("--method", "echo, add or put-get");
   opt.payload = options.count("--payload");
   opt.threads = options.count("--threads");
+  if (!parseRpcLoadStyle(options.text("--style"), opt.style))
+    options.invalid("--style", "callback or coroutine");
   if (const std::string why = opt.validate(); !why.empty()) throw UsageError(why);
   const RpcLoadResult r = runRpcLoad(opt);
   const auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
@@ -90,6 +92,7 @@ int runLoadRpc(const ParsedOptions& options) {
       const auto cents = [](double v) { return std::round(v * 100) / 100; };
       w.beginObject();
       member("method", rpcLoadMethodName(opt.method));
+      member("style", rpcLoadStyleName(opt.style));
       member("payload", opt.payload);
       member("connections", opt.connections);
       member("window", opt.window);
@@ -110,10 +113,11 @@ int runLoadRpc(const ParsedOptions& options) {
     return r.ok() ? kExitOk : kExitFailure;
   }
   std::printf(
-      "rpc load against %s:%u: method %s, payload %zu B, %zu connection(s) x window %zu, %.1f s "
-      "measured after %.1f s warmup\n\n",
-      opt.host.c_str(), static_cast<unsigned>(opt.port), rpcLoadMethodName(opt.method), opt.payload,
-      opt.connections, opt.window, r.seconds, opt.warmupSeconds);
+      "rpc load against %s:%u: method %s (%s style), payload %zu B, %zu connection(s) x window "
+      "%zu, %.1f s measured after %.1f s warmup\n\n",
+      opt.host.c_str(), static_cast<unsigned>(opt.port), rpcLoadMethodName(opt.method),
+      rpcLoadStyleName(opt.style), opt.payload, opt.connections, opt.window, r.seconds,
+      opt.warmupSeconds);
   std::printf("%12s %12s %10s %10s %10s %10s %8s\n", "calls", "calls/s", "p50 us", "p99 us",
               "p999 us", "max us", "errors");
   std::printf("%12llu %12.0f %10.1f %10.1f %10.1f %10.1f %8llu\n",

@@ -5,6 +5,11 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
 #include <chrono>
 #include <memory>
 #include <netbuf/rpc/message_pack_rpc_client.hpp>
@@ -15,6 +20,23 @@
 #include "latency_histogram.hpp"
 
 namespace netbuf::tools {
+
+namespace asio = boost::asio;
+
+const char* rpcLoadStyleName(RpcLoadStyle s) noexcept {
+  return s == RpcLoadStyle::Coroutine ? "coroutine" : "callback";
+}
+
+bool parseRpcLoadStyle(const std::string& s, RpcLoadStyle& out) noexcept {
+  if (s == "callback") {
+    out = RpcLoadStyle::Callback;
+  } else if (s == "coroutine") {
+    out = RpcLoadStyle::Coroutine;
+  } else {
+    return false;
+  }
+  return true;
+}
 
 const char* rpcLoadMethodName(RpcLoadMethod m) noexcept {
   switch (m) {
@@ -62,11 +84,20 @@ std::int64_t nowNs() {
 
 struct Run;
 
+/// What one call of a slot sends, and the result it expects.
+struct Plan {
+  RpcLoadMethod method;
+  bool put = false;            // put-get: put (else get)
+  std::int64_t addArg = 0;     // add: the first argument
+  std::int64_t expected = -1;  // echo, get: the bin's size; add: the sum; put: -1 (nil)
+  std::string key;             // put-get
+};
+
 /// One connection; after start, touched only by its client's loop thread (until the end).
 struct Conn {
   Run* run = nullptr;
   std::size_t index = 0;
-  std::unique_ptr<MessagePackRpcClient> client;
+  MessagePackRpcClient client;
   LatencyHistogram histogram;
   std::uint64_t calls = 0;
   std::uint64_t errors = 0;
@@ -75,8 +106,17 @@ struct Conn {
   std::vector<bool> putNext;  // per slot (put-get)
   std::atomic<std::size_t> inflight{0};
 
+  /// The next call of slot (advances the add counter and the put/get alternation).
+  Plan plan(std::size_t slot);
+  /// Starts the call p describes, completing through token.
+  template <class Token>
+  auto call(const Plan& p, Token&& token);
+  /// The callback style: a call whose callback records it and issues the slot's next call.
   void issue(std::size_t slot);
-  void done(std::size_t slot, std::int64_t startNs, std::int64_t expected, RpcResult r);
+  /// The coroutine style: one coroutine per slot, awaiting one call after another.
+  asio::awaitable<void> slotLoop(std::size_t slot);
+  /// Records a completed call; false when the slot must stop (the connection is gone).
+  bool done(std::int64_t startNs, std::int64_t expected, const ErrorCode& ec, const RpcResult& r);
   void error(std::string what) {
     ++errors;
     if (firstError.empty()) firstError = std::move(what);
@@ -90,60 +130,85 @@ struct Run {
   std::atomic<bool> stopping{false};
 };
 
+Plan Conn::plan(std::size_t slot) {
+  Plan p;
+  p.method = run->options.method;
+  switch (p.method) {
+    case RpcLoadMethod::Echo:
+      p.expected = static_cast<std::int64_t>(run->payload.size());
+      break;
+    case RpcLoadMethod::Add:
+      p.addArg = nextAdd++;
+      p.expected = p.addArg + 1;
+      break;
+    case RpcLoadMethod::PutGet:
+      p.key = fmt::format("load-{}-{}", index, slot);
+      p.put = putNext[slot];
+      putNext[slot] = !p.put;
+      p.expected = p.put ? -1 : static_cast<std::int64_t>(run->payload.size());
+      break;
+  }
+  return p;
+}
+
+template <class Token>
+auto Conn::call(const Plan& p, Token&& token) {
+  const std::span<const std::byte> payload(run->payload);
+  switch (p.method) {
+    case RpcLoadMethod::Echo:
+      break;
+    case RpcLoadMethod::Add:
+      return client.call("add", {Value::integer(p.addArg), Value::integer(1)},
+                         std::forward<Token>(token));
+    case RpcLoadMethod::PutGet:
+      if (p.put) {
+        return client.call(
+            "put",
+            [&p, payload](MessagePackWriter& w) {
+              w.packArrayHeader(2).packStr(p.key).packBin(payload);
+            },
+            std::forward<Token>(token));
+      }
+      return client.call(
+          "get", [&p](MessagePackWriter& w) { w.packArrayHeader(1).packStr(p.key); },
+          std::forward<Token>(token));
+  }
+  return client.call(
+      "echo", [payload](MessagePackWriter& w) { w.packArrayHeader(1).packBin(payload); },
+      std::forward<Token>(token));
+}
+
 void Conn::issue(std::size_t slot) {
   if (run->stopping.load(std::memory_order_relaxed)) {
     inflight.fetch_sub(1, std::memory_order_release);
     return;
   }
-  const std::int64_t start = nowNs();
-  const std::span<const std::byte> payload(run->payload);
-  std::int64_t expected = -1;
-  switch (run->options.method) {
-    case RpcLoadMethod::Echo:
-      expected = static_cast<std::int64_t>(payload.size());
-      client->call(
-          "echo", [payload](MessagePackWriter& w) { w.packArrayHeader(1).packBin(payload); },
-          [this, slot, start, expected](RpcResult r) {
-            done(slot, start, expected, std::move(r));
-          });
-      break;
-    case RpcLoadMethod::Add: {
-      const std::int64_t i = nextAdd++;
-      expected = i + 1;
-      client->call("add", {Value::integer(i), Value::integer(1)},
-                   [this, slot, start, expected](RpcResult r) {
-                     done(slot, start, expected, std::move(r));
-                   });
-      break;
+  const std::int64_t startNs = nowNs();
+  const Plan p = plan(slot);
+  call(p, [this, slot, startNs, expected = p.expected](ErrorCode ec, RpcResult r) {
+    if (done(startNs, expected, ec, r)) {
+      issue(slot);
+    } else {
+      inflight.fetch_sub(1, std::memory_order_release);
     }
-    case RpcLoadMethod::PutGet: {
-      const std::string key = fmt::format("load-{}-{}", index, slot);
-      if (putNext[slot]) {
-        putNext[slot] = false;
-        client->call(
-            "put",
-            [&key, payload](MessagePackWriter& w) {
-              w.packArrayHeader(2).packStr(key).packBin(payload);
-            },
-            [this, slot, start](RpcResult r) { done(slot, start, -1, std::move(r)); });
-      } else {
-        putNext[slot] = true;
-        expected = static_cast<std::int64_t>(payload.size());
-        client->call(
-            "get", [&key](MessagePackWriter& w) { w.packArrayHeader(1).packStr(key); },
-            [this, slot, start, expected](RpcResult r) {
-              done(slot, start, expected, std::move(r));
-            });
-      }
-      break;
-    }
-  }
+  });
 }
 
-void Conn::done(std::size_t slot, std::int64_t startNs, std::int64_t expected, RpcResult r) {
+asio::awaitable<void> Conn::slotLoop(std::size_t slot) {
+  while (!run->stopping.load(std::memory_order_relaxed)) {
+    const std::int64_t startNs = nowNs();
+    const Plan p = plan(slot);
+    auto [ec, r] = co_await call(p, asio::as_tuple(asio::use_awaitable));
+    if (!done(startNs, p.expected, ec, r)) break;
+  }
+  inflight.fetch_sub(1, std::memory_order_release);
+}
+
+bool Conn::done(std::int64_t startNs, std::int64_t expected, const ErrorCode& ec,
+                const RpcResult& r) {
   const std::int64_t end = nowNs();
-  if (!r.ok()) {
-    if (!run->stopping.load(std::memory_order_relaxed)) error(r.describe());
+  if (ec) {
+    if (!run->stopping.load(std::memory_order_relaxed)) error(r.describe(ec));
   } else {
     bool good = true;
     switch (run->options.method) {
@@ -167,12 +232,8 @@ void Conn::done(std::size_t slot, std::int64_t startNs, std::int64_t expected, R
       histogram.record(static_cast<std::uint64_t>(end - startNs));
     }
   }
-  if (r.status == RpcResult::Status::ConnectionLost) {
-    // The connection is gone: this slot stops (a new call would only fail again).
-    inflight.fetch_sub(1, std::memory_order_release);
-    return;
-  }
-  issue(slot);
+  // The connection is gone: this slot stops (a new call would only fail again).
+  return ec != RpcErrc::connectionLost && ec != ChannelErrc::rejected;
 }
 
 }  // namespace
@@ -196,10 +257,12 @@ RpcLoadResult runRpcLoad(const RpcLoadOptions& options) {
     try {
       MessagePackRpcClient::Options copt;
       copt.callTimeout = std::chrono::milliseconds(10000);
-      c->client = std::make_unique<MessagePackRpcClient>(group, options.host, options.port, copt);
+      c->client =
+          MessagePackRpcClient::connect(group, options.host, options.port, copt, asio::use_future)
+              .get();
       ++result.connectionsOpened;
     } catch (const std::exception& e) {
-      c->error(e.what());  // names the address already
+      c->error(fmt::format("connect to {}:{}: {}", options.host, options.port, e.what()));
     }
     conns.push_back(std::move(c));
   }
@@ -209,22 +272,29 @@ RpcLoadResult runRpcLoad(const RpcLoadOptions& options) {
   run.windowStart = start + toNs(options.warmupSeconds);
   run.windowEnd = run.windowStart + toNs(options.durationSeconds);
   for (auto& c : conns) {
-    if (!c->client) continue;
+    if (!c->client.isConnected()) continue;
     c->inflight.store(options.window, std::memory_order_relaxed);
     Conn* conn = c.get();
-    c->client->eventLoop().execute([conn, w = options.window] {
-      for (std::size_t slot = 0; slot < w; ++slot) conn->issue(slot);
-    });
+    if (options.style == RpcLoadStyle::Coroutine) {
+      for (std::size_t slot = 0; slot < options.window; ++slot)
+        asio::co_spawn(conn->client.eventLoop().get_executor(), conn->slotLoop(slot),
+                       asio::detached);
+    } else {
+      conn->client.eventLoop().execute([conn, w = options.window] {
+        for (std::size_t slot = 0; slot < w; ++slot) conn->issue(slot);
+      });
+    }
   }
   std::this_thread::sleep_until(Clock::time_point(std::chrono::nanoseconds(run.windowEnd)));
   run.stopping.store(true, std::memory_order_relaxed);
   // Let the calls in flight finish (each stops issuing), then close everything.
   const auto deadline = Clock::now() + std::chrono::seconds(15);
   for (auto& c : conns) {
-    while (c->client && c->inflight.load(std::memory_order_acquire) != 0 && Clock::now() < deadline)
+    while (c->client.isConnected() && c->inflight.load(std::memory_order_acquire) != 0 &&
+           Clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  for (auto& c : conns) c->client.reset();
+  for (auto& c : conns) c->client.close();
   group.shutdownGracefully(std::chrono::milliseconds(0), std::chrono::seconds(5));
 
   LatencyHistogram all;
