@@ -12,10 +12,10 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
-#include <boost/asio/use_future.hpp>
 
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/streambuf.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/asio/write.hpp>
 #include <cctype>
 #include <chrono>

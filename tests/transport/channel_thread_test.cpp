@@ -5,11 +5,11 @@
 #include <netbuf/transport/channel.hpp>
 
 #include <doctest/doctest.h>
-#include <boost/asio/use_future.hpp>
 
 #include "support/thread_waits.hpp"
 
 #include <atomic>
+#include <boost/asio/use_future.hpp>
 #include <chrono>
 #include <future>
 #include <map>

@@ -4,7 +4,6 @@
 #include <netbuf/transport/chunked_write_handler.hpp>
 
 #include <doctest/doctest.h>
-#include <boost/asio/use_future.hpp>
 
 #include "support/thread_waits.hpp"
 
@@ -12,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/asio/use_future.hpp>
 #include <chrono>
 #include <future>
 #include <memory>

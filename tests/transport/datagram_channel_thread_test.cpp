@@ -9,7 +9,6 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
-#include <boost/asio/use_future.hpp>
 
 #include "support/python_runner.hpp"
 #include "support/thread_waits.hpp"
@@ -19,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <boost/asio/use_future.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

@@ -3,11 +3,11 @@
 #include <netbuf/transport/reconnector.hpp>
 
 #include <doctest/doctest.h>
-#include <boost/asio/use_future.hpp>
 
 #include <unistd.h>
 
 #include <atomic>
+#include <boost/asio/use_future.hpp>
 #include <mutex>
 #include <string>
 #include <vector>

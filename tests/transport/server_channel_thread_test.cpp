@@ -4,9 +4,9 @@
 #include <netbuf/transport/server_channel.hpp>
 
 #include <doctest/doctest.h>
-#include <boost/asio/use_future.hpp>
 
 #include <atomic>
+#include <boost/asio/use_future.hpp>
 #include <csignal>
 #include <future>
 #include <mutex>

@@ -4,7 +4,6 @@
 #include <netbuf/transport/socket_channel.hpp>
 
 #include <doctest/doctest.h>
-#include <boost/asio/use_future.hpp>
 
 #include "support/thread_waits.hpp"
 
@@ -12,6 +11,7 @@
 #include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
 #include <condition_variable>

@@ -7,9 +7,9 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <boost/asio/use_future.hpp>
 
 #include <atomic>
+#include <boost/asio/use_future.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <future>

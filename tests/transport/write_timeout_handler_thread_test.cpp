@@ -4,11 +4,11 @@
 #include <netbuf/transport/write_timeout_handler.hpp>
 
 #include <doctest/doctest.h>
-#include <boost/asio/use_future.hpp>
 
 #include "support/thread_waits.hpp"
 
 #include <atomic>
+#include <boost/asio/use_future.hpp>
 #include <chrono>
 #include <future>
 #include <memory>

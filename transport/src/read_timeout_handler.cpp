@@ -26,8 +26,8 @@ void ReadTimeoutHandler::readTimedOut(ChannelHandlerContext& ctx) {
   closed_ = true;  // before firing: whatever the exception handlers do, this happens once
   Channel& channel = ctx.channel();
   const std::weak_ptr<const void> alive = lifetimeToken();
-  ctx.fireExceptionCaught(std::make_exception_ptr(ReadTimeoutError(
-      fmt::format("read timed out: nothing read for {}", detail::formatDuration(readerIdleTime())))));
+  ctx.fireExceptionCaught(std::make_exception_ptr(ReadTimeoutError(fmt::format(
+      "read timed out: nothing read for {}", detail::formatDuration(readerIdleTime())))));
   // A handler after this one may have removed it (destroying ctx): then close the whole channel.
   if (!alive.expired()) {
     ctx.close();

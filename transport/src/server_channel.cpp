@@ -99,7 +99,7 @@ void ServerChannel::State::closeOnLoop() {
   }
   boost::system::error_code ignored;
   acceptor.close(ignored);
-  if (shared->openAcceptors.fetch_sub(1, std::memory_order_acq_rel) == 1) shared->allClosed();
+  if (shared->openAcceptors.fetch_sub(1, std::memory_order_acq_rel) == 1) shared->allClosed(shared);
 }
 
 void ServerChannel::State::closeFromAnyThread() {
@@ -137,11 +137,26 @@ void ServerChannel::Shared::startChild(std::shared_ptr<SocketChannel> ch) {
   }
 }
 
-void ServerChannel::Shared::allClosed() {
+void ServerChannel::Shared::allClosed(const std::shared_ptr<Shared>& self) {
   if (!unixPath.empty() && unixPath[0] != '@') ::unlink(unixPath.c_str());
+  // On the server's loop: channelInactive first, then the close listeners (waitClosed), so that
+  // a waiter sees the server closed. When that loop no longer runs tasks, the listeners run here.
+  auto finish = [self] {
+    if (auto s = self->server.lock()) s->onAllClosed();
+    self->runCloseListeners();
+  };
+  try {
+    serverLoop->execute(finish);
+  } catch (...) {  // the server loop has shut down (or its io_context is gone)
+    runCloseListeners();
+  }
+}
+
+void ServerChannel::Shared::runCloseListeners() {
   std::vector<std::function<void()>> listeners;
   {
     std::lock_guard<std::mutex> lock(closedMutex);
+    if (closed) return;
     closed = true;
     listeners.swap(closeListeners);
   }
@@ -150,12 +165,6 @@ void ServerChannel::Shared::allClosed() {
       fn();
     } catch (...) {
     }
-  }
-  try {
-    serverLoop->execute([weak = server] {
-      if (auto s = weak.lock()) s->onAllClosed();
-    });
-  } catch (...) {  // the server loop has shut down (or its io_context is gone)
   }
 }
 

@@ -35,9 +35,11 @@ struct ServerChannel::Shared {
 
   /// Starts an accepted channel on its own loop with the child handler.
   void startChild(std::shared_ptr<SocketChannel> ch);
-  /// The last acceptor closed (on its loop): the path goes, closeFuture is ready, and the server's
-  /// loop fires channelInactive.
-  void allClosed();
+  /// The last acceptor closed (on its loop): the path goes, and the server's loop fires
+  /// channelInactive and runs the close listeners.
+  void allClosed(const std::shared_ptr<Shared>& self);
+  /// Marks the server closed and runs the close listeners (once).
+  void runCloseListeners();
 };
 
 struct ServerChannel::State : std::enable_shared_from_this<ServerChannel::State> {

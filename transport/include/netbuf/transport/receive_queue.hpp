@@ -241,20 +241,20 @@ struct InitiateReceive {
     w->complete(ChannelErrc::noReceiveQueue, T(), inInitiation);
   }
 
-  /// Cancels the pending receive it was installed for (any thread: a task on the loop).
+  /// Cancels the pending receive it was installed for (any thread: a task on the loop). While it
+  /// is installed the receive is pending, so its queue and channel are alive: the slot is cleared
+  /// when the receive completes, and a queue that goes completes its receive first.
   struct Canceller {
-    std::weak_ptr<Channel> channel;
+    Channel* channel;
     ReceiveWaiter<T>* waiter;
     void operator()(boost::asio::cancellation_type_t type) const {
       if (!cancels(type)) return;
-      auto ch = channel.lock();
-      if (ch == nullptr) return;
-      // The id is read here, where the waiter is known to be pending (the slot is cleared when it
-      // completes, on the same thread as this emission).
+      // The task holds the channel when a shared_ptr owns it (a loop's channel); one that nothing
+      // shares (an EmbeddedChannel) runs its tasks itself, or drops them with itself.
+      std::shared_ptr<Channel> keep = channel->weak_from_this().lock();
       const std::uint64_t id = waiter->id;
-      Channel* raw = ch.get();
       try {
-        raw->executor().execute([ch = std::move(ch), id] {
+        channel->executor().execute([ch = channel, keep = std::move(keep), id] {
           if (ReceiveQueue<T>* q = queueOf(*ch)) q->cancel(id);
         });
       } catch (...) {  // the loop has shut down: nothing runs the receive any more
@@ -271,7 +271,7 @@ struct InitiateReceive {
       attach(*channel, op, true);
       // Still pending (the queue holds it): cancellable from here on.
       if (ReceiveQueue<T>* q = queueOf(*channel); q != nullptr && q->waiter_ == op)
-        installCanceller<Canceller>(op->handler(), channel->weak_from_this(), op);
+        installCanceller<Canceller>(op->handler(), channel, op);
       return;
     }
     std::shared_ptr<Channel> self = channel->weak_from_this().lock();
@@ -285,7 +285,7 @@ struct InitiateReceive {
       channel->executor().execute([self, op] {
         attach(*self, op, false);
         if (ReceiveQueue<T>* q = queueOf(*self); q != nullptr && q->waiter_ == op)
-          installCanceller<Canceller>(op->handler(), self, op);
+          installCanceller<Canceller>(op->handler(), self.get(), op);
       });
     } catch (const RejectedExecutionError&) {
       op->complete(ChannelErrc::rejected, T(), true);
