@@ -9,9 +9,11 @@ Steps, each announced as "[k/N] ...":
      filter derived from the charts (sections.py), fixed repetitions, interleaved, raw results
      to OUT/<program>.json;
   2. the echo load, `netbuf bench echo --json`, in rounds, to OUT/echo.json;
-  3. where Netty 4.1 (libnetty-java) and a JDK are installed, scripts/netty-echo-bench, to
+  3. the MessagePack-RPC client, `netbuf load rpc --json` against `netbuf serve rpc`, callback and
+     coroutine styles alternating, in rounds, to OUT/rpc.json;
+  4. where Netty 4.1 (libnetty-java) and a JDK are installed, scripts/netty-echo-bench, to
      OUT/netty_echo.json (skipped with one line otherwise, and by --quick unless --only names it);
-  4. the charts: IMG/<chart>.svg for every chart whose results this run produced, and
+  5. the charts: IMG/<chart>.svg for every chart whose results this run produced, and
      IMG/summary.svg from every result file in OUT; the figures drawn go to OUT/charts.json.
 
 OUT is build/bench and IMG docs/img; with --quick, build/bench/quick and build/bench/quick/img.
@@ -34,10 +36,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # The full run: interleaved repetitions of a fixed minimum time (medians are drawn); the echo
 # matrix in rounds. About 17 minutes on 2 cores shared with builds (min_time counts CPU time, so
 # a busy machine stretches the run). --quick: a smoke run of a few rows.
-FULL = {"min_time": 0.2, "repetitions": 7, "echo_seconds": 2.0, "echo_rounds": 3, "netty_seconds": 3}
-QUICK = {"min_time": 0.01, "repetitions": 1, "echo_seconds": 0.2, "echo_rounds": 1, "netty_seconds": 1}
+FULL = {"min_time": 0.2, "repetitions": 7, "echo_seconds": 2.0, "echo_rounds": 3,
+        "rpc_seconds": 2.0, "rpc_rounds": 3, "netty_seconds": 3}
+QUICK = {"min_time": 0.01, "repetitions": 1, "echo_seconds": 0.2, "echo_rounds": 1,
+         "rpc_seconds": 0.2, "rpc_rounds": 1, "netty_seconds": 1}
 
-STEPS = sections.PROGRAMS + ["echo", "netty"]
+STEPS = sections.PROGRAMS + ["echo", "rpc", "netty"]
 
 
 class Failure(Exception):
@@ -86,7 +90,7 @@ def parse_args(argv):
 def build_programs(args, steps):
     """The build directory, with the programs the steps need built."""
     targets = [s for s in steps if s.endswith("_bench")]
-    if "echo" in steps:
+    if "echo" in steps or "rpc" in steps:
         targets.append("netbuf_tool")
     if args.build_dir:
         build = os.path.abspath(args.build_dir)
@@ -251,6 +255,59 @@ def run_echo(build, out_dir, cfg):
     return out, total
 
 
+def run_rpc(build, out_dir, cfg):
+    """`netbuf load rpc --json` against `netbuf serve rpc` (one server loop), for every case of
+    sections.RPC_CASES in both styles, alternating, in rounds: OUT/rpc.json, rows in the echo
+    file's shape (impl = the style, size = the payload)."""
+    netbuf = program_path(build, "netbuf_tool")
+    server = subprocess.Popen([netbuf, "serve", "rpc", "--port", "0", "--threads", "1"], cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = server.stdout.readline()
+        if "listening on" not in line:
+            raise Failure(f"netbuf serve rpc did not start: {line!r}")
+        port = line.strip().rsplit(":", 1)[1]
+        cases = [(style, conns, window) for conns, window in sections.RPC_CASES
+                 for style in ("callback", "coroutine")]
+        total = cfg["rpc_rounds"] * len(cases)
+        log(f"      {cfg['rpc_rounds']} round(s) of {len(cases)} runs (method add), "
+            f"{cfg['rpc_seconds']:g} s each")
+        progress = Progress(total)
+        rounds = []
+        done = 0
+        for _ in range(cfg["rpc_rounds"]):
+            rows = []
+            for style, conns, window in cases:
+                cmd = [netbuf, "load", "rpc", "--port", port, "--method", "add", "--style", style,
+                       "--connections", str(conns), "--window", str(window), "--seconds",
+                       f"{cfg['rpc_seconds']:g}", "--warmup", "0.2", "--json"]
+                proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+                try:
+                    row = json.loads(proc.stdout)
+                except json.JSONDecodeError as e:
+                    raise Failure(f"{' '.join(cmd)} printed no valid JSON: {e}\n"
+                                  f"{proc.stdout[-1000:]}{proc.stderr[-1000:]}") from e
+                if proc.returncode != 0:
+                    raise Failure(f"{' '.join(cmd)} failed: {row.get('first_error', '?')}")
+                rows.append({"impl": style, "connections": conns, "size": 0, "window": window,
+                             "msgs_per_s": row["calls_per_s"], "p50_us": row["p50_us"],
+                             "errors": row["errors"]})
+                done += 1
+                progress.update(done)
+            rounds.append({"results": rows})
+        elapsed = progress.finish()
+    finally:
+        server.send_signal(2)  # SIGINT: the server shuts down gracefully
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    out = results.result_path(out_dir, "rpc")
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump({"quick": cfg is QUICK, "rounds": rounds}, f, indent=1)
+    return out, elapsed
+
+
 def netty_installed():
     """Netty 4.1 from Debian and a JDK: what scripts/netty-echo-bench needs without installing."""
     if not shutil.which("javac"):
@@ -383,6 +440,9 @@ def main(argv):
             elif step == "echo":
                 log(f"[{k}/{total}] echo: netbuf bench echo")
                 out, elapsed = run_echo(build, out_dir, cfg)
+            elif step == "rpc":
+                log(f"[{k}/{total}] rpc: netbuf load rpc against netbuf serve rpc")
+                out, elapsed = run_rpc(build, out_dir, cfg)
             else:
                 log(f"[{k}/{total}] {step}")
                 out, elapsed = run_program(step, build, out_dir, cfg, args.quick)

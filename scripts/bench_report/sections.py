@@ -242,6 +242,26 @@ ECHO = Chart(
     extra_sources=["netty_echo"],
 )
 
+# (connections, calls in flight per connection) of the MessagePack-RPC client chart.
+RPC_CASES = [(1, 1), (1, 16), (4, 32)]
+
+RPC = Chart(
+    name="rpc",
+    title="MessagePack-RPC client over loopback: add(i, 1), callbacks against coroutines",
+    source="rpc",
+    series=[
+        Series("callback", "netbuf client, callback per call", True),
+        Series("coroutine", "netbuf client, one coroutine per call in flight (use_awaitable)", True),
+    ],
+    groups=[Group(f"{c} conn{'s' if c > 1 else ''}\n{w} in flight",
+                  {"callback": ("rpc", "callback", c, 0, w),
+                   "coroutine": ("rpc", "coroutine", c, 0, w)}) for c, w in RPC_CASES],
+    ylabel="calls per second",
+    summary=[],  # both series are netbuf's: the section's table gives the ratio
+    metric="msgs_per_s",
+    quick_groups=3,
+)
+
 MSGPACK = Chart(
     name="msgpack",
     title="MessagePack encode and decode against msgpack-c",
@@ -302,8 +322,8 @@ JSON = Chart(
     summary=[("netbuf", "rapidjson", "JSON\nvs RapidJSON")],
 )
 
-# In run order: the microbenchmarks first (short, single-threaded), then the echo load.
-CHARTS = [BYTEBUF, TEXT, ALLOCATOR, COMPOSITE, FRAME_DECODERS, MSGPACK, JSON, ECHO]
+# In run order: the microbenchmarks first (short, single-threaded), then the echo and RPC loads.
+CHARTS = [BYTEBUF, TEXT, ALLOCATOR, COMPOSITE, FRAME_DECODERS, MSGPACK, JSON, ECHO, RPC]
 
 PROGRAMS = [c.source for c in CHARTS if c.source.endswith("_bench")]
 

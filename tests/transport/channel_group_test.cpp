@@ -5,9 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include <boost/asio/use_future.hpp>
+#include <future>
 #include <memory>
 #include <netbuf/transport/channel_error.hpp>
 #include <netbuf/transport/embedded_channel.hpp>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -170,28 +173,50 @@ TEST_CASE("ChannelGroup: failures are counted with their channel and code") {
   for (auto& c : chs) c->finishAndReleaseAll();
 }
 
-TEST_CASE("ChannelGroupFuture: onComplete runs once, when done (at once if done already)") {
+TEST_CASE("ChannelGroupFuture: onComplete completes once, when done (posted if done already)") {
   auto chs = makeChannels(2);
   ChannelGroup group;
   for (auto& c : chs) group.add(c);
   ChannelGroupFuture f = group.write(std::string("a"));
   int calls = 0;
   std::size_t seenSuccesses = 0;
-  f.onComplete([&](const ChannelGroupFuture& done) {
+  std::optional<ErrorCode> seen;
+  f.onComplete([&](ErrorCode ec) {
     ++calls;
-    seenSuccesses = done.successCount();
-    CHECK(done.isDone());
+    seen = ec;
+    seenSuccesses = f.successCount();
+    CHECK(f.isDone());
   });
   CHECK(calls == 0);
   chs[0]->flush();
   CHECK(calls == 0);
-  chs[1]->flush();
+  chs[1]->flush();  // completes the operation: its handler runs here, on the completing thread
   CHECK(calls == 1);
+  CHECK_FALSE(*seen);
   CHECK(seenSuccesses == 2);
-  f.onComplete([&](const ChannelGroupFuture&) { ++calls; });  // done: runs now
-  CHECK(calls == 2);
-  f.onComplete([](const ChannelGroupFuture&) { throw std::runtime_error("ignored"); });
+  // Done already: completed through the token all the same (a callback is posted).
+  CHECK_NOTHROW(f.onComplete(boost::asio::use_future).get());
+  std::promise<bool> later;
+  f.onComplete([&](ErrorCode ec) { later.set_value(!ec); });
+  CHECK(later.get_future().get());
   CHECK(f.waitFor(0ns));
+  for (auto& c : chs) c->finishAndReleaseAll();
+}
+
+TEST_CASE("ChannelGroupFuture: onComplete reports the first failure") {
+  auto chs = makeChannels(3);
+  chs[1]->pipeline().addLast("fail", std::make_unique<FailWrites>(ChannelErrc::closed));
+  ChannelGroup group;
+  for (auto& c : chs) group.add(c);
+  ChannelGroupFuture f = group.writeAndFlush(std::string("m"));
+  CHECK(f.isDone());
+  CHECK(f.firstError() == ChannelErrc::closed);
+  try {
+    f.onComplete(boost::asio::use_future).get();
+    FAIL("a failed group operation completed with success");
+  } catch (const boost::system::system_error& e) {
+    CHECK(e.code() == ChannelErrc::closed);
+  }
   for (auto& c : chs) c->finishAndReleaseAll();
 }
 
@@ -200,12 +225,17 @@ TEST_CASE("ChannelGroupFuture: the operation outlives its handles until the chan
   ChannelGroup group;
   group.add(ch);
   int calls = 0;
-  group.write(std::string("a")).onComplete([&](const ChannelGroupFuture& f) {
-    ++calls;
-    CHECK(f.successCount() == 1);
-  });  // the handle is gone; the channel still holds the operation's listener
+  std::size_t successes = 0;
+  {
+    ChannelGroupFuture f = group.write(std::string("a"));
+    f.onComplete([&calls, &successes, op = f](ErrorCode) {
+      ++calls;
+      successes = op.successCount();
+    });
+  }  // the handle is gone; the channel still holds the operation's listener
   ch->flush();
   CHECK(calls == 1);
+  CHECK(successes == 1);
   ch->finishAndReleaseAll();
 }
 

@@ -33,7 +33,7 @@ void GroupOperation::complete(Slot& slot, std::error_code ec) noexcept {
   // The counts above are final before the last decrement (acq_rel orders them for its reader).
   if (remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   std::shared_ptr<GroupOperation> keep;  // this state lives until the callbacks have run
-  std::vector<ChannelGroupFuture::Callback> run;
+  std::vector<std::function<void()>> run;
   {
     std::lock_guard<std::mutex> lock(m);
     keep = std::move(self);
@@ -42,10 +42,9 @@ void GroupOperation::complete(Slot& slot, std::error_code ec) noexcept {
     done.store(true, std::memory_order_release);
   }
   cv.notify_all();
-  const ChannelGroupFuture future(keep);
   for (auto& fn : run) {
     try {
-      fn(future);
+      fn();
     } catch (...) {
     }
   }
@@ -86,7 +85,12 @@ bool ChannelGroupFuture::waitFor(std::chrono::nanoseconds timeout) const {
   return op_->cv.wait_for(lock, timeout, [&] { return op_->done.load(std::memory_order_acquire); });
 }
 
-void ChannelGroupFuture::onComplete(Callback fn) const {
+std::error_code ChannelGroupFuture::firstError() const {
+  std::lock_guard<std::mutex> lock(op_->m);
+  return op_->failures.empty() ? std::error_code() : op_->failures.front().second;
+}
+
+void ChannelGroupFuture::whenDone(std::function<void()> fn) const {
   {
     std::lock_guard<std::mutex> lock(op_->m);
     if (!op_->done.load(std::memory_order_acquire)) {
@@ -95,7 +99,7 @@ void ChannelGroupFuture::onComplete(Callback fn) const {
     }
   }
   try {
-    fn(*this);
+    fn();
   } catch (...) {
   }
 }

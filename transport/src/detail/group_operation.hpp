@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <netbuf/transport/channel.hpp>
@@ -40,7 +41,7 @@ struct GroupOperation {
   mutable std::mutex m;
   mutable std::condition_variable cv;
   std::vector<ChannelGroupFuture::Failure> failures;    // under m
-  std::vector<ChannelGroupFuture::Callback> callbacks;  // under m, until done
+  std::vector<std::function<void()>> callbacks;         // under m, until done
   std::shared_ptr<GroupOperation> self;                 // until done
 };
 

@@ -3,9 +3,10 @@
 // close applied to every channel of the group), Netty's ChannelGroupFuture.
 //
 //     ChannelGroupFuture f = group.writeAndFlush(Unpooled::copiedBuffer("tick\n"));
-//     f.onComplete([](const ChannelGroupFuture& done) {        // on the last channel's loop
-//       if (!done.isSuccess()) log(done.failureCount(), "channels missed the tick");
+//     f.onComplete([f](ErrorCode firstError) {                 // on the last channel's loop
+//       if (firstError) log(f.failureCount(), "channels missed the tick");
 //     });
+//     co_await f.onComplete(asio::use_awaitable);             // throws with the first failure
 //     if (!f.waitFor(5s)) ...                                  // or block (not on a loop thread)
 //
 // The operation is done when it has finished on every channel it was applied to: for a write,
@@ -27,14 +28,18 @@
 // for ever: wait with waitFor() where that can happen.
 //
 // Threading: every member may be called from any thread. wait() and waitFor() block: never call
-// them on the loop of a channel the operation involves (that loop completes it). Callbacks given
-// to onComplete() run once, on the thread that completes the operation (a loop thread; the calling
-// thread when it is done already, or when the group was empty); they must not block.
+// them on the loop of a channel the operation involves (that loop completes it). onComplete()'s
+// handler runs once, on its associated executor; without one, on the thread that completes the
+// operation (a loop thread), or, when it is done already, posted to Asio's system executor. It
+// must not block.
 
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/system_executor.hpp>
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <netbuf/transport/detail/async_op.hpp>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -52,7 +57,6 @@ class ChannelGroupFuture {
  public:
   /// A channel that failed, and why.
   using Failure = std::pair<std::shared_ptr<Channel>, std::error_code>;
-  using Callback = std::function<void(const ChannelGroupFuture&)>;
 
   /// The number of channels the operation was applied to.
   std::size_t size() const noexcept;
@@ -65,20 +69,39 @@ class ChannelGroupFuture {
   std::size_t failureCount() const noexcept;
   /// The channels that failed so far, in the order they failed.
   std::vector<Failure> failures() const;
+  /// The error of the first channel that failed; empty while none has.
+  std::error_code firstError() const;
 
   /// Blocks until done.
   void wait() const;
   /// Blocks until done or timeout has passed; true when done.
   bool waitFor(std::chrono::nanoseconds timeout) const;
-  /// Runs fn(*this) once the operation is done: at once on the calling thread if it is, else on
-  /// the thread that completes it. An exception fn throws is caught and dropped.
-  void onComplete(Callback fn) const;
+  /// Completes (void(ErrorCode)) once the operation is done: with the first channel's error when
+  /// any failed (the counts and failures() say the rest), else success. token is any Asio
+  /// completion token (see the header comment for where the handler runs).
+  template <class Token>
+  auto onComplete(Token&& token) const {
+    return boost::asio::async_initiate<Token, void(ErrorCode)>(
+        [op = op_](auto handler) {
+          detail::SharedCompletion<decltype(handler), boost::asio::system_executor> completion(
+              std::move(handler), boost::asio::system_executor());
+          const ChannelGroupFuture self(op);
+          self.whenDone([completion, op] {
+            completion.complete(ErrorCode(ChannelGroupFuture(op).firstError()));
+          });
+          completion.initiated();
+        },
+        token);
+  }
 
  private:
   friend class ChannelGroup;
   friend struct detail::GroupOperation;
   explicit ChannelGroupFuture(std::shared_ptr<detail::GroupOperation> op) noexcept
       : op_(std::move(op)) {}
+  /// Runs fn once the operation is done: at once on the calling thread if it is, else on the
+  /// thread that completes it. An exception fn throws is caught and dropped.
+  void whenDone(std::function<void()> fn) const;
 
   std::shared_ptr<detail::GroupOperation> op_;
 };
