@@ -131,19 +131,26 @@ struct RpcClientState : std::enable_shared_from_this<RpcClientState> {
       loop->execute([self = shared_from_this()] { self->drain(); });
     } catch (const RejectedExecutionError&) {
       // The loop has shut down: fail what is queued here, on the calling thread.
-      std::vector<RpcSubmission> subs;
-      {
-        std::lock_guard<std::mutex> g(mutex);
-        subs.swap(queue);
-        drainScheduled = false;
-      }
-      for (RpcSubmission& s : subs) {
-        if (s.call != nullptr) {
-          s.call->complete(ChannelErrc::rejected,
-                           failure(s.call->msgid, "the event loop has shut down"), true);
-        } else if (s.written != nullptr) {
-          s.written->operationComplete(ChannelErrc::rejected);
-        }
+      failQueued(ChannelErrc::rejected, "the event loop has shut down");
+    } catch (...) {
+      // The task could not be queued (out of memory): nothing would drain the queue.
+      failQueued(RpcErrc::connectionLost, "the call could not be handed to the event loop");
+    }
+  }
+
+  /// Fails every queued submission (any thread); its handlers are posted.
+  void failQueued(ErrorCode ec, const std::string& why) {
+    std::vector<RpcSubmission> subs;
+    {
+      std::lock_guard<std::mutex> g(mutex);
+      subs.swap(queue);
+      drainScheduled = false;
+    }
+    for (RpcSubmission& s : subs) {
+      if (s.call != nullptr) {
+        s.call->complete(ec, failure(s.call->msgid, why), true);
+      } else if (s.written != nullptr) {
+        s.written->operationComplete(ec);
       }
     }
   }
@@ -284,9 +291,11 @@ struct RpcClientState : std::enable_shared_from_this<RpcClientState> {
   /// Completes every pending call with connectionLost.
   void failTable(const std::string& why, bool post) {
     deadlines.clear();
-    while (RpcPendingCall* call = pending.takeAny()) {
+    // Taken out first, in one sweep: a handler run inline may call again (and fail at once).
+    std::vector<RpcPendingCall*> calls = pending.takeAll();
+    pendingCount.fetch_sub(calls.size(), std::memory_order_relaxed);
+    for (RpcPendingCall* call : calls) {
       call->heapIndex = SIZE_MAX;
-      pendingCount.fetch_sub(1, std::memory_order_relaxed);
       call->complete(RpcErrc::connectionLost, failure(call->msgid, why), post);
     }
   }

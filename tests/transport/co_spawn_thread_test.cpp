@@ -296,3 +296,53 @@ TEST_CASE("ReceiveQueue over TCP: a flooding peer against a slow consumer stays 
   server->close();
   group.shutdownGracefully(0ms, 5s);
 }
+
+namespace {
+/// Counts its own destruction: lives in a coroutine's frame.
+struct FrameProbe {
+  std::atomic<int>* destroyed;
+  explicit FrameProbe(std::atomic<int>* d) : destroyed(d) {}
+  FrameProbe(const FrameProbe&) = delete;
+  FrameProbe& operator=(const FrameProbe&) = delete;
+  ~FrameProbe() { ++*destroyed; }
+};
+
+asio::awaitable<void> waitForever(std::shared_ptr<SocketChannel> ch, std::atomic<int>* started,
+                                  std::atomic<int>* destroyed, std::atomic<int>* resumed) {
+  FrameProbe probe(destroyed);
+  ++*started;
+  try {
+    co_await ch->receive<std::string>(asio::use_awaitable);
+  } catch (...) {
+  }
+  ++*resumed;
+}
+}  // namespace
+
+TEST_CASE("coSpawn: destroying a group without a graceful shutdown frees suspended coroutines") {
+  // No shutdownGracefully first: the destructor's shutdown stops the loops at once (its hooks
+  // may close some channels on their loops first: those coroutines resume with eof). The other
+  // sessions' channels are still open, each holding its suspended coroutine (the receive's
+  // handler) while the coroutine holds the channel. The destructor closes them standing in for
+  // the stopped loops and drops the handlers: either way every frame is destroyed.
+  std::atomic<int> started{0}, destroyed{0}, resumed{0};
+  asio::io_context io;
+  std::vector<tcp::socket> clients;
+  {
+    auto group = std::make_unique<EventLoopGroup>(2);
+    auto server =
+        ServerBootstrap()
+            .group(*group)
+            .childHandler([&](SocketChannel& ch) {
+              ch.pipeline().addLast("queue", std::make_unique<ReceiveQueue<std::string>>());
+              coSpawn(ch.shared_from_this(),
+                      waitForever(ch.shared_from_this(), &started, &destroyed, &resumed));
+            })
+            .bind("127.0.0.1", 0);
+    for (int i = 0; i < 3; ++i) clients.push_back(rawClient(io, server->port()));
+    REQUIRE(eventually([&] { return started == 3; }));
+    server.reset();
+    group.reset();
+  }
+  CHECK(destroyed == 3);
+}

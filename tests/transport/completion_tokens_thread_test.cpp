@@ -23,6 +23,7 @@
 #include <future>
 #include <memory>
 #include <netbuf/transport/datagram_channel.hpp>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -242,10 +243,18 @@ TEST_CASE("Channel::writeAndFlush: completes once on the socket; fails on a clos
   ch->flush();
   CHECK(eventually([&] { return written.load(); }));
   CHECK(eventually([&] { return received.load() == 13; }));
+  // A callback that throws: reported, and the channel goes on.
+  std::atomic<bool> threw{false};
+  ch->writeAndFlush(Unpooled::copiedBuffer("t"), [&](ErrorCode) {
+    threw = true;
+    throw std::runtime_error("a completion handler's own failure (expected by the test)");
+  });
+  CHECK(eventually([&] { return threw.load(); }));
+  CHECK(eventually([&] { return received.load() == 14; }));
   // deferred: written when started.
   auto op = ch->writeAndFlush(Unpooled::copiedBuffer("xyz"), asio::deferred);
   std::move(op)(asio::use_future).get();
-  CHECK(eventually([&] { return received.load() == 16; }));
+  CHECK(eventually([&] { return received.load() == 17; }));
   // A message the channel cannot write (no encoder): unsupportedMessageType.
   try {
     ch->writeAndFlush(std::string("no encoder"), asio::use_future).get();

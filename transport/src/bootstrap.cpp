@@ -186,6 +186,7 @@ class Attempt final : public ConnectAttempt,
   /// Loop thread, first: fails with ChannelErrc::rejected when the loop is shutting down, since
   /// its hooks would never end this attempt; otherwise a hook ends it when the shutdown comes.
   void run() {
+    if (finished) return;  // cancelled before it started
     if (loop->isShuttingDown()) return finish(nullptr, ChannelErrc::rejected);
     shutdownHook = loop->addShutdownHook([weak = this->weak_from_this()] {
       if (auto self = weak.lock(); self && !self->finished)

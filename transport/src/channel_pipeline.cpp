@@ -682,17 +682,19 @@ void Channel::submitOutbound(ChannelHandlerContext* ctx, std::uint64_t ctxId,
                              detail::OutboundTask::Kind kind, Message msg,
                              WriteListener* listener) {
   std::shared_ptr<Channel> self = weak_from_this().lock();
-  if (self == nullptr) {
-    throw IllegalStateError(
-        "a channel operation was called off the channel's loop on a channel not held by a "
-        "std::shared_ptr: nothing could keep it alive until the loop runs it");
-  }
+  if (self == nullptr) throwNotShared();
   detail::OutboundTask task(std::move(self), ctx, ctxId, kind, std::move(msg), listener);
   try {
     submit(task);
   } catch (const RejectedExecutionError&) {
     // The loop has shut down: the task's destructor fails the listener and releases the message.
   }
+}
+
+void Channel::throwNotShared() {
+  throw IllegalStateError(
+      "a channel operation was called off the channel's loop on a channel not held by a "
+      "std::shared_ptr: nothing could keep it alive until the loop runs it");
 }
 
 void Channel::submit(detail::OutboundTask& task) {

@@ -141,9 +141,19 @@ EventLoopGroup::~EventLoopGroup() {
     shutdownThreads_.clear();
   }
   signals_.reset();  // before its io_context; the loops are joined, nothing else touches it
-  // Channels still open (the shutdown's timeout cut the wait) are owned by their loop's hooks:
-  // released first, while every io_context is alive for their sockets. (Moved out first: a
-  // channel's destruction may add or remove hooks.)
+  // Channels still open (the shutdown's timeout cut the wait) are closed now, with this thread
+  // standing in for their stopped loops (nothing else runs there any more): channelInactive
+  // fires, pending operations fail, and handlers bound to the loop are dropped
+  // (EventLoopExecutor), which frees what they hold, a coroutine's frame and the channel it
+  // keeps alive among them. Their hooks close a channel at once once its loop has terminated.
+  const ChannelExecutor* const previous = detail::tCurrentExecutor;
+  for (auto& l : loops_) {
+    detail::tCurrentExecutor = l.get();
+    l->runShutdownHooks();
+  }
+  detail::tCurrentExecutor = previous;
+  // Their hooks own the channels: released next, while every io_context is alive for their
+  // sockets. (Moved out first: a channel's destruction may add or remove hooks.)
   for (auto& l : loops_) {
     while (!l->shutdownHooks_.empty()) {  // a channel's destruction may add hooks: until none
       auto hooks = std::move(l->shutdownHooks_);

@@ -49,8 +49,16 @@ bool EventLoopChannel::registerOnLoop() {
   // removes the hook), as a Netty channel is registered with its event loop. Without that, a
   // channel with reading off and nothing in flight would be destroyed with its socket open once
   // its other owners let go.
-  shutdownHook_ = loop_->addShutdownHook([self = std::static_pointer_cast<EventLoopChannel>(
-                                              shared_from_this())] { self->closeGracefully(); });
+  // Once the loop has terminated, only the group's destructor runs the hook (see
+  // ~EventLoopGroup): nothing can be flushed any more, so it closes at once.
+  shutdownHook_ = loop_->addShutdownHook(
+      [self = std::static_pointer_cast<EventLoopChannel>(shared_from_this())] {
+        if (self->eventLoop().isTerminated()) {
+          self->close();
+        } else {
+          self->closeGracefully();
+        }
+      });
   active_.store(true, std::memory_order_release);
   return true;
 }

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <netbuf/rpc/message_pack_rpc_client.hpp>
+#include <utility>
 #include <vector>
 
 namespace netbuf::detail {
@@ -51,16 +52,15 @@ class PendingCallTable {
     return found;
   }
 
-  /// Removes and returns some pending call, or nullptr when none is left.
-  RpcPendingCall* takeAny() noexcept {
-    if (size_ == 0) return nullptr;
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      if (RpcPendingCall* c = slots_[i]) {
-        removeAt(i);
-        return c;
-      }
+  /// Removes and returns every pending call, in slot order (one sweep of the table).
+  std::vector<RpcPendingCall*> takeAll() {
+    std::vector<RpcPendingCall*> all;
+    all.reserve(size_);
+    for (RpcPendingCall*& c : slots_) {
+      if (c != nullptr) all.push_back(std::exchange(c, nullptr));
     }
-    return nullptr;
+    size_ = 0;
+    return all;
   }
 
  private:

@@ -33,7 +33,8 @@
 //   asio::error::operation_aborted   cancelled through the handler's cancellation slot (for
 //                             example a parallel group or an awaitable operator): the call stops
 //                             waiting; its response, if one comes, is ignored (counted late)
-//   ChannelErrc::rejected     the client's loop has shut down
+//   ChannelErrc::rejected     the client's loop has shut down (seen by a handler with an executor
+//                             of its own; one bound to the stopped loop is destroyed unrun)
 // With use_awaitable or use_future an error is thrown as boost::system::system_error; to see
 // r.value of an errorResponse there, use asio::as_tuple or asio::redirect_error.
 // The handler runs on its associated executor, by default the client's loop, never inside
@@ -180,12 +181,18 @@ class RpcCallOp final : public RpcPendingCall {
   HandlerCompletion<Handler, EventLoopExecutor> completion_;
 };
 
+/// Cancels a pending call by msgid and identity, on the client's loop. It may run after the call
+/// completed (the slot keeps it, as Asio's own operations leave theirs): it only compares `call`,
+/// never dereferences it.
 struct RpcCallCanceller {
+  RpcCallCanceller(std::weak_ptr<RpcClientState> s, std::uint32_t id, const RpcPendingCall* c)
+      : state(std::move(s)), msgid(id), call(c) {}
   std::weak_ptr<RpcClientState> state;
   std::uint32_t msgid;
   const RpcPendingCall* call;
   void operator()(boost::asio::cancellation_type_t type) const {
-    if (cancels(type)) cancelRpc(state, msgid, call);
+    // The request may have been sent (a side effect): total cancellation is not honoured.
+    if (cancelsWithSideEffects(type)) cancelRpc(state, msgid, call);
   }
 };
 
@@ -333,12 +340,13 @@ class MessagePackRpcClient {
       auto alloc = detail::handlerAllocator(handler);
       Op* op = detail::allocateOp<Op>(alloc, std::forward<Handler>(handler),
                                       detail::rpcLoop(*state).get_executor());
+      detail::OpGuard<Op, decltype(alloc)> guard(op, alloc);
       op->msgid = encoded.msgid;
       // Installed before the call is handed over: a cancellation posts to the loop, where it
       // finds the call pending or not.
       detail::installCanceller<detail::RpcCallCanceller>(
           op->handler(), std::weak_ptr<detail::RpcClientState>(state), encoded.msgid, op);
-      detail::submitRpc(state, {std::move(encoded.request), op, nullptr, timeout});
+      detail::submitRpc(state, {std::move(encoded.request), guard.release(), nullptr, timeout});
     }
   };
 

@@ -280,6 +280,8 @@ class Channel : public std::enable_shared_from_this<Channel> {
   };
 
   bool inEventLoopSlow() const noexcept;
+  /// IllegalStateError: an operation off the loop on a channel no std::shared_ptr holds.
+  [[noreturn]] static void throwNotShared();
 
   /// The write paths: with a listener (or none) at once, else an operation per token.
   void writeNow(Message msg, WriteListener* listener, bool flush) {
@@ -414,9 +416,12 @@ class WriteOp final : public WriteListener {
 template <class Handler>
 void InitiateWrite::operator()(Handler&& handler, Message msg) const {
   using Op = WriteOp<std::decay_t<Handler>>;
+  const bool onLoop = channel->inEventLoop();
+  // What the off-loop write would throw, checked before anything is allocated.
+  if (!onLoop && channel->weak_from_this().expired()) channel->throwNotShared();
   auto alloc = handlerAllocator(handler);
   Op* op = allocateOp<Op>(alloc, std::forward<Handler>(handler), channel->get_executor());
-  if (channel->inEventLoop()) {
+  if (onLoop) {
     bool completed = false;
     op->completedDuringInitiation = &completed;
     channel->writeNow(std::move(msg), op, flush);

@@ -37,7 +37,7 @@
 //     copied): pass the value itself.
 // close() closes every member. A socket channel counts as done once it has closed (its close
 // listeners run); any other channel once its close has run on its loop (a ServerChannel with
-// acceptors on other loops finishes closing them shortly after: its closeFuture() says when).
+// acceptors on other loops finishes closing them shortly after: its waitClosed() says when).
 // Members are not removed by close() itself: socket channels leave through their close listeners,
 // others at the next query.
 //

@@ -61,9 +61,9 @@
 // channel when its group shuts down gracefully) first lets the queued writes go out.
 //
 // Threading: handlers run on the channel's loop. write, flush, writeAndFlush, close,
-// closeGracefully, connect, setAutoRead and addCloseListener may be called from any thread
+// closeGracefully, connect, setAutoRead, close(token) and waitClosed may be called from any thread
 // (Channel's rule: handed to the loop in the caller's order); isOpen, isActive, isWritable,
-// isConnected, the addresses and endpoints, the counters and closeFuture from any thread too.
+// isConnected, the addresses and endpoints and the counters from any thread too.
 //
 // Lifetime (as SocketChannel): channels are held by std::shared_ptr. While open, a started channel
 // is owned by its loop (its shutdown hook holds one), and a pending socket operation holds one

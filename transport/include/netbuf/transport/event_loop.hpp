@@ -22,17 +22,18 @@
 // queued when the timeout cut the wait, and scheduled tasks not yet due, are destroyed without
 // running. Nothing runs on the group's threads after shutdownGracefully() returns. The destructor
 // shuts down with no quiet period and no timeout (queued tasks are dropped) if that has not been
-// done.
+// done, then closes the channels still open on its own thread, standing in for their stopped
+// loops (channelInactive runs there; completion handlers bound to the loops are dropped).
 //
 // Signals: shutdownGracefullyOnSignals() (SIGINT and SIGTERM by default) makes the first of those
 // signals start shutdownGracefully() on a thread of the group's own; a second one ends the process
 // at once (std::_Exit(128 + signal), as a shell does for an impatient Ctrl-C). With
-// ServerChannel::closeFuture() a server's main is three lines:
+// ServerChannel::waitClosed() a server's main is three lines:
 //
 //     EventLoopGroup group;
 //     group.shutdownGracefullyOnSignals();
 //     ServerBootstrap().group(group).childHandler(init).bind("0.0.0.0",
-//     8080)->closeFuture().wait();
+//     8080)->waitClosed(asio::use_future).wait();
 //
 // awaitTermination() waits for the end of a shutdown started elsewhere (a signal, another thread).
 //
@@ -236,6 +237,10 @@ inline boost::asio::io_context& EventLoopExecutor::query(
 template <class F>
 void EventLoopExecutor::execute(F&& f) const {
   if (!never_ && loop_->inEventLoop()) {
+    // On a loop that has stopped, only the group's destructor runs "on the loop" (standing in
+    // for it while it closes what is still open): work for the loop is dropped, as after a
+    // shutdown.
+    if (loop_->isTerminated()) return;
     static_cast<F&&>(f)();
     return;
   }

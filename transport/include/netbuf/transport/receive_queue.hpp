@@ -28,7 +28,9 @@
 //     next message then waits for the next receive), or when the queue is removed;
 //   - asio::error::already_started when another receive is pending (one at a time, as a socket's
 //     reads); ChannelErrc::noReceiveQueue when the pipeline has no ReceiveQueue<T>;
-//     ChannelErrc::rejected when the channel's loop has shut down.
+//     ChannelErrc::rejected when the channel's loop has shut down (seen by a handler with an
+//     executor of its own, such as use_future's; one bound to the stopped loop is destroyed
+//     unrun).
 // On an error T is default-constructed: T must be default-constructible and movable.
 //
 // Backpressure: when capacity messages are queued, the queue turns the channel's auto-read off,
@@ -43,6 +45,7 @@
 // default the channel's loop, at once when a message arrives for a pending receive whose executor
 // is the loop (no extra loop turn per message).
 
+#include <atomic>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/error.hpp>
 #include <cstddef>
@@ -64,13 +67,16 @@ namespace netbuf {
 
 namespace detail {
 
+/// The id of the next receive (process-wide): what a cancellation names its receive by.
+inline std::atomic<std::uint64_t> nextReceiveId{1};
+
 /// A pending receive: completes once (and frees itself).
 template <class T>
 class ReceiveWaiter {
  public:
   /// post: the completion happens inside the initiating call (never run the handler there).
   virtual void complete(ErrorCode ec, T value, bool post) noexcept = 0;
-  std::uint64_t id = 0;
+  std::uint64_t id = nextReceiveId.fetch_add(1, std::memory_order_relaxed);
 
  protected:
   ~ReceiveWaiter() = default;
@@ -93,7 +99,7 @@ class ReceiveQueue final : public ChannelHandler {
   explicit ReceiveQueue(std::size_t capacity = kDefaultCapacity) : capacity_(capacity) {
     if (capacity == 0) throw IllegalArgumentError("ReceiveQueue: capacity must be at least 1");
   }
-  ~ReceiveQueue() override { abandonWaiter(boost::asio::error::operation_aborted); }
+  ~ReceiveQueue() override { abandonWaiter(boost::asio::error::operation_aborted, true); }
 
   std::size_t capacity() const noexcept { return capacity_; }
   /// Messages queued now (loop thread).
@@ -115,7 +121,8 @@ class ReceiveQueue final : public ChannelHandler {
       paused_ = false;
       ctx.channel().setAutoRead(true);
     }
-    abandonWaiter(boost::asio::error::operation_aborted);
+    // Posted: the handler must not run inside the pipeline change (nor a channel's destruction).
+    abandonWaiter(boost::asio::error::operation_aborted, true);
     ctx_ = nullptr;
   }
   void channelRead(ChannelHandlerContext& ctx, Message msg) override {
@@ -134,7 +141,7 @@ class ReceiveQueue final : public ChannelHandler {
   void channelReadComplete(ChannelHandlerContext&) override {}
   void channelInactive(ChannelHandlerContext& ctx) override {
     ended_ = true;
-    if (queue_.empty()) abandonWaiter(endError());
+    if (queue_.empty()) abandonWaiter(endError(), false);
     ctx.fireChannelInactive();
   }
   void exceptionCaught(ChannelHandlerContext& ctx, std::exception_ptr error) override {
@@ -168,7 +175,6 @@ class ReceiveQueue final : public ChannelHandler {
     if (ended_) return w->complete(endError(), T(), inInitiation);
     if (waiter_ != nullptr)
       return w->complete(boost::asio::error::already_started, T(), inInitiation);
-    w->id = ++nextWaiterId_;
     waiter_ = w;
   }
   /// A cancellation (a loop task): the pending receive it was for, if still pending.
@@ -176,8 +182,8 @@ class ReceiveQueue final : public ChannelHandler {
     if (waiter_ != nullptr && waiter_->id == id)
       std::exchange(waiter_, nullptr)->complete(boost::asio::error::operation_aborted, T(), false);
   }
-  void abandonWaiter(ErrorCode ec) noexcept {
-    if (waiter_ != nullptr) std::exchange(waiter_, nullptr)->complete(ec, T(), false);
+  void abandonWaiter(ErrorCode ec, bool post) noexcept {
+    if (waiter_ != nullptr) std::exchange(waiter_, nullptr)->complete(ec, T(), post);
   }
   ErrorCode endError() const noexcept {
     return exception_ != nullptr ? errorCode_ : ErrorCode(boost::asio::error::eof);
@@ -198,7 +204,9 @@ class ReceiveQueue final : public ChannelHandler {
   std::deque<T> queue_;
   ChannelHandlerContext* ctx_ = nullptr;
   detail::ReceiveWaiter<T>* waiter_ = nullptr;
-  std::uint64_t nextWaiterId_ = 0;
+  // Lives as long as the queue: a cancellation of a channel that no shared_ptr owns (an
+  // EmbeddedChannel) checks it before it touches the channel.
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
   std::exception_ptr exception_;
   ErrorCode errorCode_;
   bool paused_ = false;
@@ -241,54 +249,80 @@ struct InitiateReceive {
     w->complete(ChannelErrc::noReceiveQueue, T(), inInitiation);
   }
 
-  /// Cancels the pending receive it was installed for (any thread: a task on the loop). While it
-  /// is installed the receive is pending, so its queue and channel are alive: the slot is cleared
-  /// when the receive completes, and a queue that goes completes its receive first.
+  /// Cancels the receive it was installed for, by id, on the channel's loop. It may run after the
+  /// receive completed, or after the channel or its queue went (the slot keeps it, as Asio's
+  /// own operations leave theirs): it holds no pointer it dereferences unchecked.
   struct Canceller {
-    Channel* channel;
-    ReceiveWaiter<T>* waiter;
+    Canceller(Channel& ch, std::weak_ptr<char> queueAlive, std::uint64_t receiveId)
+        : shared(ch.weak_from_this()), raw(&ch), alive(std::move(queueAlive)), id(receiveId) {}
+    std::weak_ptr<Channel> shared;  // a channel a shared_ptr owns (every loop's channel)
+    Channel* raw;                   // otherwise (an EmbeddedChannel): valid while `alive` is
+    std::weak_ptr<char> alive;
+    std::uint64_t id;
+
     void operator()(boost::asio::cancellation_type_t type) const {
       if (!cancels(type)) return;
-      // The task holds the channel when a shared_ptr owns it (a loop's channel); one that nothing
-      // shares (an EmbeddedChannel) runs its tasks itself, or drops them with itself.
-      std::shared_ptr<Channel> keep = channel->weak_from_this().lock();
-      const std::uint64_t id = waiter->id;
+      const std::uint64_t receive = id;
       try {
-        channel->executor().execute([ch = channel, keep = std::move(keep), id] {
-          if (ReceiveQueue<T>* q = queueOf(*ch)) q->cancel(id);
-        });
+        if (auto ch = shared.lock()) {
+          Channel* c = ch.get();
+          c->executor().execute([ch = std::move(ch), receive] {
+            if (ReceiveQueue<T>* q = queueOf(*ch)) q->cancel(receive);
+          });
+        } else if (alive.lock() != nullptr) {  // a queue alive: its unshared channel is too
+          raw->executor().execute([c = raw, a = alive, receive] {
+            if (a.lock() == nullptr) return;
+            if (ReceiveQueue<T>* q = queueOf(*c)) q->cancel(receive);
+          });
+        }
       } catch (...) {  // the loop has shut down: nothing runs the receive any more
       }
+    }
+  };
+
+  /// A receive handed to the loop from another thread: completes its op with
+  /// ChannelErrc::rejected if the task is dropped unrun (the loop stopped first).
+  struct Handover {
+    ReceiveWaiter<T>* op;
+    explicit Handover(ReceiveWaiter<T>* w) noexcept : op(w) {}
+    Handover(const Handover&) = delete;
+    Handover& operator=(const Handover&) = delete;
+    ~Handover() {
+      if (op != nullptr) op->complete(ChannelErrc::rejected, T(), true);
     }
   };
 
   template <class Handler>
   void operator()(Handler&& handler) const {
     using Op = ReceiveOp<T, std::decay_t<Handler>>;
+    const bool onLoop = channel->inEventLoop();
+    std::shared_ptr<Channel> self;
+    if (!onLoop) {
+      self = channel->weak_from_this().lock();
+      if (self == nullptr) {
+        throw IllegalStateError(
+            "Channel::receive was called off the channel's loop on a channel not held by a "
+            "std::shared_ptr");
+      }
+    }
     auto alloc = handlerAllocator(handler);
     Op* op = allocateOp<Op>(alloc, std::forward<Handler>(handler), channel->get_executor());
-    if (channel->inEventLoop()) {
-      attach(*channel, op, true);
-      // Still pending (the queue holds it): cancellable from here on.
-      if (ReceiveQueue<T>* q = queueOf(*channel); q != nullptr && q->waiter_ == op)
-        installCanceller<Canceller>(op->handler(), channel, op);
+    OpGuard<Op, decltype(alloc)> guard(op, alloc);
+    // Installed here, on the caller's side of the slot, before the receive can complete.
+    std::weak_ptr<char> queueAlive;
+    if (ReceiveQueue<T>* q = onLoop ? queueOf(*channel) : nullptr) queueAlive = q->alive_;
+    installCanceller<Canceller>(op->handler(), *channel, queueAlive, op->id);
+    if (onLoop) {
+      attach(*channel, guard.release(), true);
       return;
     }
-    std::shared_ptr<Channel> self = channel->weak_from_this().lock();
-    if (self == nullptr) {
-      throw IllegalStateError(
-          "Channel::receive was called off the channel's loop on a channel not held by a "
-          "std::shared_ptr");
-    }
-    // Off the loop, the receive is handed to it; the queue, and so the cancellation, start there.
+    // Off the loop, the receive is handed to it.
+    auto handover = std::make_shared<Handover>(guard.release());
     try {
-      channel->executor().execute([self, op] {
-        attach(*self, op, false);
-        if (ReceiveQueue<T>* q = queueOf(*self); q != nullptr && q->waiter_ == op)
-          installCanceller<Canceller>(op->handler(), self.get(), op);
-      });
+      channel->executor().execute(
+          [self, handover] { attach(*self, std::exchange(handover->op, nullptr), false); });
     } catch (const RejectedExecutionError&) {
-      op->complete(ChannelErrc::rejected, T(), true);
+      // handover's destructor completes the receive with ChannelErrc::rejected.
     }
   }
 };

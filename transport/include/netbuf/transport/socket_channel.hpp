@@ -34,9 +34,9 @@
 // reading goes on.
 //
 // Threading: handlers run on the channel's loop. write, flush, writeAndFlush, close,
-// closeGracefully, shutdownOutput, setAutoRead and addCloseListener may be called from any thread
-// (Channel's rule: handed to the loop in the caller's order); isOpen, isActive, isWritable,
-// isOutputShutdown, pendingWriteBytes, the addresses and closeFuture from any thread too.
+// closeGracefully, shutdownOutput, setAutoRead, close(token) and waitClosed may be called from any
+// thread (Channel's rule: handed to the loop in the caller's order); isOpen, isActive, isWritable,
+// isOutputShutdown, pendingWriteBytes and the addresses from any thread too.
 // nextReadSize() and the pipeline belong to the loop.
 //
 // Lifetime (EventLoopChannel's): channels are held by std::shared_ptr. While open, a started

@@ -15,8 +15,13 @@
 //    handler start the next operation in the memory just released).
 //  - Cancellation: an operation that can be cancelled installs a handler in the completion
 //    handler's associated cancellation slot (asio::bind_cancellation_slot, or what a coroutine or
-//    parallel group binds) and clears it before completing. As in Asio, the signal must be emitted
-//    on the handler's executor (the channel's loop for a plain callback).
+//    parallel group binds). As Asio's own operations do, it leaves the handler there when it
+//    completes (the slot belongs to the caller's executor; clearing it from the loop would race
+//    with an emission there): a cancellation handler holds only weak references and an identity,
+//    hops to the operation's loop, and does nothing when it finds the operation completed.
+//  - A completion handler that throws when it is run inline (dispatched on the loop, from inside
+//    the transport's own code) has its exception caught and reported on stderr, as the loop does
+//    for the tasks it runs; the transport's state stays consistent.
 
 #include <atomic>
 #include <boost/asio/associated_allocator.hpp>
@@ -29,6 +34,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/recycling_allocator.hpp>
+#include <cstdio>
+#include <exception>
 #include <memory>
 #include <netbuf/transport/error_code.hpp>
 #include <tuple>
@@ -58,6 +65,17 @@ class BoundHandler {
   std::tuple<Args...> args_;
 };
 
+/// Reports an exception a completion handler threw (or its executor's submission) on stderr.
+inline void reportHandlerFailure(std::exception_ptr e) noexcept {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    std::fprintf(stderr, "netbuf: a completion handler threw: %s\n", x.what());
+  } catch (...) {
+    std::fprintf(stderr, "netbuf: a completion handler threw a non-standard exception\n");
+  }
+}
+
 /// See the header comment. Move-only; dispatch()/post() consume it.
 template <class Handler, class DefaultExecutor>
 class HandlerCompletion {
@@ -77,25 +95,26 @@ class HandlerCompletion {
 
   /// Runs the handler with args on its executor: at once where the executor allows it.
   template <class... Args>
-  void dispatch(Args&&... args) && {
-    clearCancellation();
-    boost::asio::dispatch(executor_, BoundHandler<Handler, std::decay_t<Args>...>(
-                                         std::move(handler_), std::forward<Args>(args)...));
+  void dispatch(Args&&... args) && noexcept {
+    try {
+      boost::asio::dispatch(executor_, BoundHandler<Handler, std::decay_t<Args>...>(
+                                           std::move(handler_), std::forward<Args>(args)...));
+    } catch (...) {
+      reportHandlerFailure(std::current_exception());
+    }
   }
   /// Queues the handler with args on its executor (never inline).
   template <class... Args>
-  void post(Args&&... args) && {
-    clearCancellation();
-    boost::asio::post(executor_, BoundHandler<Handler, std::decay_t<Args>...>(
-                                     std::move(handler_), std::forward<Args>(args)...));
+  void post(Args&&... args) && noexcept {
+    try {
+      boost::asio::post(executor_, BoundHandler<Handler, std::decay_t<Args>...>(
+                                       std::move(handler_), std::forward<Args>(args)...));
+    } catch (...) {
+      reportHandlerFailure(std::current_exception());
+    }
   }
 
  private:
-  void clearCancellation() {
-    auto slot = boost::asio::get_associated_cancellation_slot(handler_);
-    if (slot.is_connected()) slot.clear();
-  }
-
   Handler handler_;
   work_executor_type executor_;
 };
@@ -181,13 +200,38 @@ bool installCanceller(Handler& handler, Args&&... args) {
   return true;
 }
 
-/// The cancellation types every netbuf operation honours: it stops waiting (the operation's side
-/// effects already made, such as bytes sent, stay made).
+/// Whether an operation with no side effects yet (a connect, a receive) honours a cancellation
+/// of this type: any of terminal, partial and total.
 inline bool cancels(boost::asio::cancellation_type_t type) noexcept {
   return (type &
           (boost::asio::cancellation_type::terminal | boost::asio::cancellation_type::partial |
            boost::asio::cancellation_type::total)) != boost::asio::cancellation_type::none;
 }
+
+/// The same for an operation whose side effects may have happened (an RPC call whose request was
+/// sent): terminal and partial only; total promises none.
+inline bool cancelsWithSideEffects(boost::asio::cancellation_type_t type) noexcept {
+  return (type & (boost::asio::cancellation_type::terminal |
+                  boost::asio::cancellation_type::partial)) != boost::asio::cancellation_type::none;
+}
+
+/// Frees an Op made by allocateOp unless released: guards an operation between its allocation
+/// and the moment something owns it.
+template <class Op, class Alloc>
+class OpGuard {
+ public:
+  OpGuard(Op* op, const Alloc& alloc) noexcept : op_(op), alloc_(alloc) {}
+  OpGuard(const OpGuard&) = delete;
+  OpGuard& operator=(const OpGuard&) = delete;
+  ~OpGuard() {
+    if (op_ != nullptr) freeOp(op_, alloc_);
+  }
+  Op* release() noexcept { return std::exchange(op_, nullptr); }
+
+ private:
+  Op* op_;
+  Alloc alloc_;
+};
 
 }  // namespace detail
 }  // namespace netbuf
