@@ -10,6 +10,12 @@ endif()
 if(NETBUF_SANITIZE)
   add_compile_options(-fsanitize=${NETBUF_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${NETBUF_SANITIZE})
+  # UBSan's function check (-fsanitize=function, part of `undefined` in clang) makes clang 14 fail
+  # on C++20 coroutines ("Cannot represent a difference across sections"); the rest of UBSan
+  # stays on.
+  if(NETBUF_SANITIZE MATCHES "undefined" AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    add_compile_options(-fno-sanitize=function)
+  endif()
 endif()
 
 # Helper: a doctest program registered with CTest. Labels let scripts/test select the threaded tests

@@ -168,13 +168,7 @@ class RpcCallOp final : public RpcPendingCall {
   Handler& handler() noexcept { return completion_.handler(); }
 
   void complete(ErrorCode ec, RpcResult result, bool post) noexcept override {
-    auto alloc = handlerAllocator(completion_.handler());
-    auto completion = std::move(completion_);
-    freeOp(this, alloc);
-    if (post)
-      std::move(completion).post(ec, std::move(result));
-    else
-      std::move(completion).dispatch(ec, std::move(result));
+    finishOp(this, completion_, post, ec, std::move(result));
   }
 
  private:
@@ -205,14 +199,7 @@ class RpcNotifyOp final : public WriteListener {
       : completion_(std::forward<H>(handler), ex) {}
   bool post = false;  // completed inside the initiating call: post the handler
   void operationComplete(std::error_code ec) noexcept override {
-    auto alloc = handlerAllocator(completion_.handler());
-    auto completion = std::move(completion_);
-    const bool p = post;
-    freeOp(this, alloc);
-    if (p)
-      std::move(completion).post(ErrorCode(ec));
-    else
-      std::move(completion).dispatch(ErrorCode(ec));
+    finishOp(this, completion_, post, ErrorCode(ec));
   }
 
  private:

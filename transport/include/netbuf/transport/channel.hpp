@@ -398,15 +398,9 @@ class WriteOp final : public WriteListener {
   bool alwaysPost = false;
 
   void operationComplete(std::error_code ec) noexcept override {
-    auto alloc = handlerAllocator(completion_.handler());
-    auto completion = std::move(completion_);
     const bool post = alwaysPost || completedDuringInitiation != nullptr;
     if (completedDuringInitiation != nullptr) *completedDuringInitiation = true;
-    freeOp(this, alloc);
-    if (post)
-      std::move(completion).post(ErrorCode(ec));
-    else
-      std::move(completion).dispatch(ErrorCode(ec));
+    finishOp(this, completion_, post, ErrorCode(ec));
   }
 
  private:

@@ -62,14 +62,14 @@ class EventLoopChannel : public Channel {
   ///     ch->waitClosed(asio::use_future).wait();      // a client's main, until the peer closes
   template <class Token>
   auto waitClosed(Token&& token) {
-    return boost::asio::async_initiate<Token, void(ErrorCode)>(InitiateWaitClosed{this, false},
-                                                               token);
+    return boost::asio::async_initiate<Token, void(ErrorCode)>(
+        detail::InitiateWaitClosed<EventLoopChannel>{this, false}, token);
   }
   /// close(), completing as waitClosed does. Any thread.
   template <class Token>
   auto close(Token&& token) {
-    return boost::asio::async_initiate<Token, void(ErrorCode)>(InitiateWaitClosed{this, true},
-                                                               token);
+    return boost::asio::async_initiate<Token, void(ErrorCode)>(
+        detail::InitiateWaitClosed<EventLoopChannel>{this, true}, token);
   }
   using Channel::close;
 
@@ -95,6 +95,7 @@ class EventLoopChannel : public Channel {
   void addCloseListener(std::function<void()> fn);
   friend class ChannelGroup;
   friend class Reconnector;
+  friend struct detail::InitiateWaitClosed<EventLoopChannel>;
 
   /// Counts the channel in on its loop and gives the loop its reference (the shutdown hook calls
   /// closeGracefully()), then marks it active. False, with nothing registered, when the loop is
@@ -164,19 +165,6 @@ class EventLoopChannel : public Channel {
   std::atomic<bool> writable_{true};
   std::uint64_t shutdownHook_ = 0;  // on loop_, while registered and open
   std::vector<std::function<void()>> closeListeners_;
-
-  struct InitiateWaitClosed {
-    EventLoopChannel* channel;
-    bool closeFirst;
-    template <class Handler>
-    void operator()(Handler&& handler) const {
-      detail::SharedCompletion<std::decay_t<Handler>, boost::asio::any_io_executor> completion(
-          std::forward<Handler>(handler), channel->get_executor());
-      if (closeFirst) channel->close();
-      channel->addCloseListener([completion] { completion.complete(ErrorCode()); });
-      completion.initiated();
-    }
-  };
 };
 
 }  // namespace netbuf

@@ -224,13 +224,7 @@ class ReceiveOp final : public ReceiveWaiter<T> {
   Handler& handler() noexcept { return completion_.handler(); }
 
   void complete(ErrorCode ec, T value, bool post) noexcept override {
-    auto alloc = handlerAllocator(completion_.handler());
-    auto completion = std::move(completion_);
-    freeOp(this, alloc);
-    if (post)
-      std::move(completion).post(ec, std::move(value));
-    else
-      std::move(completion).dispatch(ec, std::move(value));
+    finishOp(this, completion_, post, ec, std::move(value));
   }
 
  private:

@@ -83,14 +83,14 @@ class ServerChannel final : public Channel {
   /// executor, by default the server's loop. Any thread.
   template <class Token>
   auto waitClosed(Token&& token) {
-    return boost::asio::async_initiate<Token, void(ErrorCode)>(InitiateWaitClosed{this, false},
-                                                               token);
+    return boost::asio::async_initiate<Token, void(ErrorCode)>(
+        detail::InitiateWaitClosed<ServerChannel>{this, false}, token);
   }
   /// close() (stop accepting), completing as waitClosed does. Any thread.
   template <class Token>
   auto close(Token&& token) {
-    return boost::asio::async_initiate<Token, void(ErrorCode)>(InitiateWaitClosed{this, true},
-                                                               token);
+    return boost::asio::async_initiate<Token, void(ErrorCode)>(
+        detail::InitiateWaitClosed<ServerChannel>{this, true}, token);
   }
   using Channel::close;
   /// Closes every accepted channel that is still open (each on its own loop). Any thread.
@@ -122,21 +122,9 @@ class ServerChannel final : public Channel {
   /// Closes the acceptors now, waiting for their loops when not on them (destructor).
   void closeAcceptorsNow() noexcept;
   /// Runs fn once every acceptor has closed: at once (on this thread) if they have, else on the
-  /// thread of the loop whose acceptor closed last. Any thread.
+  /// server's loop. Any thread.
   void addCloseListener(std::function<void()> fn);
-
-  struct InitiateWaitClosed {
-    ServerChannel* server;
-    bool closeFirst;
-    template <class Handler>
-    void operator()(Handler&& handler) const {
-      detail::SharedCompletion<std::decay_t<Handler>, boost::asio::any_io_executor> completion(
-          std::forward<Handler>(handler), server->get_executor());
-      if (closeFirst) server->close();
-      server->addCloseListener([completion] { completion.complete(ErrorCode()); });
-      completion.initiated();
-    }
-  };
+  friend struct detail::InitiateWaitClosed<ServerChannel>;
 
   void doWrite(Message msg, WriteListener* listener) override;
   void doFlush() override {}

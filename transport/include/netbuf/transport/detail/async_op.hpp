@@ -24,6 +24,7 @@
 //    for the tasks it runs; the transport's state stays consistent.
 
 #include <atomic>
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
@@ -157,6 +158,22 @@ class SharedCompletion {
   std::shared_ptr<State> state_;
 };
 
+/// The initiation of waitClosed(token) and close(token) on a Closable (EventLoopChannel,
+/// ServerChannel): close() first when asked, then a close listener completes the handler.
+template <class Closable>
+struct InitiateWaitClosed {
+  Closable* target;
+  bool closeFirst;
+  template <class Handler>
+  void operator()(Handler&& handler) const {
+    SharedCompletion<std::decay_t<Handler>, boost::asio::any_io_executor> completion(
+        std::forward<Handler>(handler), target->get_executor());
+    if (closeFirst) target->close();
+    target->addCloseListener([completion] { completion.complete(ErrorCode()); });
+    completion.initiated();
+  }
+};
+
 /// The allocator an operation for Handler uses (see the header comment).
 template <class Handler>
 using HandlerAllocator =
@@ -188,6 +205,21 @@ void freeOp(Op* op, const Alloc& alloc) noexcept {
   typename Traits::allocator_type a(alloc);
   op->~Op();
   Traits::deallocate(a, op, 1);
+}
+
+/// Completes an operation whose state op holds completion: moves the completion out, frees op
+/// (before the handler runs, so the handler may start the next operation in that memory), then
+/// posts the handler with args (post: inside the initiating call) or dispatches it.
+template <class Op, class Handler, class Executor, class... Args>
+void finishOp(Op* op, HandlerCompletion<Handler, Executor>& completion, bool post,
+              Args&&... args) noexcept {
+  auto alloc = handlerAllocator(completion.handler());
+  auto moved = std::move(completion);
+  freeOp(op, alloc);
+  if (post)
+    std::move(moved).post(std::forward<Args>(args)...);
+  else
+    std::move(moved).dispatch(std::forward<Args>(args)...);
 }
 
 /// Installs a cancellation handler (constructed from args) in handler's associated slot, when it
