@@ -141,11 +141,10 @@ EventLoopGroup::~EventLoopGroup() {
     shutdownThreads_.clear();
   }
   signals_.reset();  // before its io_context; the loops are joined, nothing else touches it
-  // Channels still open (the shutdown's timeout cut the wait) are closed now, with this thread
-  // standing in for their stopped loops (nothing else runs there any more): channelInactive
-  // fires, pending operations fail, and handlers bound to the loop are dropped
-  // (EventLoopExecutor), which frees what they hold, a coroutine's frame and the channel it
-  // keeps alive among them. Their hooks close a channel at once once its loop has terminated.
+  // Channels still open (the shutdown's timeout cut the wait) are not closed (no handler runs
+  // after the shutdown), but their hooks, run now with this thread standing in for the stopped
+  // loops, destroy a receive pending on them unrun: a coroutine suspended there holds its
+  // channel, and that cycle would otherwise keep both alive for ever.
   const ChannelExecutor* const previous = detail::tCurrentExecutor;
   for (auto& l : loops_) {
     detail::tCurrentExecutor = l.get();

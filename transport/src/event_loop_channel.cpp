@@ -50,11 +50,12 @@ bool EventLoopChannel::registerOnLoop() {
   // channel with reading off and nothing in flight would be destroyed with its socket open once
   // its other owners let go.
   // Once the loop has terminated, only the group's destructor runs the hook (see
-  // ~EventLoopGroup): nothing can be flushed any more, so it closes at once.
+  // ~EventLoopGroup): the channel is not closed then (no handler runs), but a receive pending on
+  // it is destroyed unrun, so a coroutine suspended there, which holds the channel, is freed.
   shutdownHook_ = loop_->addShutdownHook(
       [self = std::static_pointer_cast<EventLoopChannel>(shared_from_this())] {
         if (self->eventLoop().isTerminated()) {
-          self->close();
+          self->dropPendingReceive();
         } else {
           self->closeGracefully();
         }

@@ -97,6 +97,7 @@ template <class T>
 class ReceiveQueue;
 
 namespace detail {
+class ReceiveQueueBase;
 class ChannelExecutorAdapter;
 template <class T>
 struct InitiateReceive;
@@ -200,6 +201,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
   /// Any thread.
   template <class T, class Token>
   auto receive(Token&& token);
+
+  /// Destroys, without running it, the handler of a receive<T>() pending on this channel (loop
+  /// thread; the group's destructor, for a channel whose loop has stopped: see EventLoopChannel).
+  void dropPendingReceive() noexcept;
 
   /// The attribute for key, default-constructed on first use. The lookup (and the creation) may
   /// happen on any thread; the value is the caller's to synchronise when several threads use it
@@ -322,7 +327,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
   ByteBufAllocator* alloc_;
   ChannelExecutor* executor_;
   std::unique_ptr<boost::asio::io_context> idleContext_;  // made by the first idleContext()
-  ChannelHandler* receiveQueue_ = nullptr;  // the pipeline's ReceiveQueue (loop thread)
+  detail::ReceiveQueueBase* receiveQueue_ = nullptr;  // the pipeline's ReceiveQueue (loop thread)
   std::mutex idleContextMutex_;
   std::atomic<bool> autoRead_{true};
   bool destroying_ = false;  // set by destroyPipeline(): the destroying thread owns the channel

@@ -22,8 +22,8 @@
 // queued when the timeout cut the wait, and scheduled tasks not yet due, are destroyed without
 // running. Nothing runs on the group's threads after shutdownGracefully() returns. The destructor
 // shuts down with no quiet period and no timeout (queued tasks are dropped) if that has not been
-// done, then closes the channels still open on its own thread, standing in for their stopped
-// loops (channelInactive runs there; completion handlers bound to the loops are dropped).
+// done; channels still open then get no more events, and a receive pending on one is destroyed
+// unrun (receive_queue.hpp).
 //
 // Signals: shutdownGracefullyOnSignals() (SIGINT and SIGTERM by default) makes the first of those
 // signals start shutdownGracefully() on a thread of the group's own; a second one ends the process

@@ -70,12 +70,21 @@ namespace detail {
 /// The id of the next receive (process-wide): what a cancellation names its receive by.
 inline std::atomic<std::uint64_t> nextReceiveId{1};
 
-/// A pending receive: completes once (and frees itself).
+/// What Channel knows of its ReceiveQueue, whatever its T.
+class ReceiveQueueBase : public ChannelHandler {
+ public:
+  /// Destroys the pending receive's handler without running it (Channel::dropPendingReceive).
+  virtual void dropWaiter() noexcept = 0;
+};
+
+/// A pending receive: completes once (and frees itself), or is destroyed unrun.
 template <class T>
 class ReceiveWaiter {
  public:
   /// post: the completion happens inside the initiating call (never run the handler there).
   virtual void complete(ErrorCode ec, T value, bool post) noexcept = 0;
+  /// Frees the receive and destroys its handler without running it.
+  virtual void destroy() noexcept = 0;
   std::uint64_t id = nextReceiveId.fetch_add(1, std::memory_order_relaxed);
 
  protected:
@@ -88,7 +97,7 @@ struct InitiateReceive;
 }  // namespace detail
 
 template <class T>
-class ReceiveQueue final : public ChannelHandler {
+class ReceiveQueue final : public detail::ReceiveQueueBase {
   static_assert(std::is_default_constructible_v<T> && std::is_move_constructible_v<T>,
                 "ReceiveQueue<T>: T must be default-constructible and movable");
 
@@ -182,6 +191,9 @@ class ReceiveQueue final : public ChannelHandler {
     if (waiter_ != nullptr && waiter_->id == id)
       std::exchange(waiter_, nullptr)->complete(boost::asio::error::operation_aborted, T(), false);
   }
+  void dropWaiter() noexcept override {
+    if (waiter_ != nullptr) std::exchange(waiter_, nullptr)->destroy();
+  }
   void abandonWaiter(ErrorCode ec, bool post) noexcept {
     if (waiter_ != nullptr) std::exchange(waiter_, nullptr)->complete(ec, T(), post);
   }
@@ -225,6 +237,10 @@ class ReceiveOp final : public ReceiveWaiter<T> {
 
   void complete(ErrorCode ec, T value, bool post) noexcept override {
     finishOp(this, completion_, post, ec, std::move(value));
+  }
+  void destroy() noexcept override {
+    auto alloc = handlerAllocator(completion_.handler());
+    freeOp(this, alloc);
   }
 
  private:
@@ -322,6 +338,10 @@ struct InitiateReceive {
 };
 
 }  // namespace detail
+
+inline void Channel::dropPendingReceive() noexcept {
+  if (receiveQueue_ != nullptr) receiveQueue_->dropWaiter();
+}
 
 template <class T, class Token>
 auto Channel::receive(Token&& token) {
