@@ -399,11 +399,14 @@ class WriteOp final : public WriteListener {
 
   /// Set while the initiating call is on the stack (loop thread): a completion then is posted.
   bool* completedDuringInitiation = nullptr;
-  /// Always post: the write was handed over from another thread.
-  bool alwaysPost = false;
+  /// The write was handed over from another thread: a completion off the channel's loop (a
+  /// loop that refused the write, on the calling thread) is posted; one on the loop, which cannot
+  /// be inside the initiating call, is dispatched.
+  const ChannelExecutor* handedOverTo = nullptr;
 
   void operationComplete(std::error_code ec) noexcept override {
-    const bool post = alwaysPost || completedDuringInitiation != nullptr;
+    const bool post = completedDuringInitiation != nullptr ||
+                      (handedOverTo != nullptr && detail::tCurrentExecutor != handedOverTo);
     if (completedDuringInitiation != nullptr) *completedDuringInitiation = true;
     finishOp(this, completion_, post, ErrorCode(ec));
   }
@@ -426,7 +429,7 @@ void InitiateWrite::operator()(Handler&& handler, Message msg) const {
     channel->writeNow(std::move(msg), op, flush);
     if (!completed) op->completedDuringInitiation = nullptr;  // still pending: op is alive
   } else {
-    op->alwaysPost = true;
+    op->handedOverTo = &channel->executor();
     channel->writeNow(std::move(msg), op, flush);  // op may complete on the loop from here on
   }
 }
