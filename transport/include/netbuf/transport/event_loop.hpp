@@ -229,6 +229,8 @@ class EventLoop final : public ChannelExecutor {
 
 inline bool EventLoopExecutor::runningInThisThread() const noexcept { return loop_->inEventLoop(); }
 
+inline bool EventLoopExecutor::isStopped() const noexcept { return loop_->isTerminated(); }
+
 inline boost::asio::io_context& EventLoopExecutor::query(
     boost::asio::execution::context_t) const noexcept {
   return *loop_->ctx_;

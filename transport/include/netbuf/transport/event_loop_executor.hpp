@@ -42,6 +42,8 @@ class EventLoopExecutor {
   EventLoop& loop() const noexcept { return *loop_; }
   /// True when called on the loop's thread.
   bool runningInThisThread() const noexcept;
+  /// True once the loop has stopped for good (work for it is dropped).
+  bool isStopped() const noexcept;
 
   /// See the header comment.
   template <class F>

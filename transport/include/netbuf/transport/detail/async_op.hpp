@@ -45,6 +45,8 @@
 
 namespace netbuf {
 
+class EventLoopExecutor;
+
 namespace detail {
 
 /// A handler bound to the arguments it completes with (what is dispatched or posted).
@@ -77,6 +79,20 @@ inline void reportHandlerFailure(std::exception_ptr e) noexcept {
   }
 }
 
+/// The EventLoopExecutor an executor is, or wraps (any_io_executor), or nullptr. (A template, so
+/// that EventLoopExecutor need only be complete where a completion is instantiated.)
+template <class Executor>
+auto eventLoopOf(const Executor& ex) noexcept {
+  using Loop = EventLoopExecutor;
+  if constexpr (std::is_same_v<Executor, Loop>) {
+    return &ex;
+  } else if constexpr (std::is_same_v<Executor, boost::asio::any_io_executor>) {
+    return ex.template target<Loop>();
+  } else {
+    return static_cast<const Loop*>(nullptr);
+  }
+}
+
 /// See the header comment. Move-only; dispatch()/post() consume it.
 template <class Handler, class DefaultExecutor>
 class HandlerCompletion {
@@ -98,6 +114,13 @@ class HandlerCompletion {
   template <class... Args>
   void dispatch(Args&&... args) && noexcept {
     try {
+      // The common case, a handler whose executor is the loop we are on (a callback, or a
+      // coroutine running on the channel's loop): run it here, as dispatch would, without the
+      // type-erased executor's wrapping of the handler.
+      if (auto* loop = eventLoopOf(executor_); loop != nullptr && loop->runningInThisThread()) {
+        if (!loop->isStopped()) std::move(handler_)(std::forward<Args>(args)...);
+        return;
+      }
       boost::asio::dispatch(executor_, BoundHandler<Handler, std::decay_t<Args>...>(
                                            std::move(handler_), std::forward<Args>(args)...));
     } catch (...) {
@@ -267,3 +290,6 @@ class OpGuard {
 
 }  // namespace detail
 }  // namespace netbuf
+
+// EventLoopExecutor completes eventLoopOf() for whoever includes this header.
+#include <netbuf/transport/event_loop_executor.hpp>
