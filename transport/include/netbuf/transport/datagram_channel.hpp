@@ -77,7 +77,6 @@
 #include <boost/asio/ip/udp.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <future>
 #include <memory>
@@ -86,6 +85,7 @@
 #include <netbuf/buffer/errors.hpp>
 #include <netbuf/transport/channel.hpp>
 #include <netbuf/transport/datagram_packet.hpp>
+#include <netbuf/transport/detail/ring_queue.hpp>
 #include <netbuf/transport/event_loop.hpp>
 #include <netbuf/transport/event_loop_channel.hpp>
 #include <string>
@@ -252,8 +252,8 @@ class DatagramChannel final : public EventLoopChannel {
   std::string remoteAddress_;
   ByteBuf readBuf_;         // the next read's buffer (kept when a read found nothing)
   std::vector<iovec> iov_;  // reused gather list of a composite's send
-  std::deque<QueuedDatagram> unflushed_;
-  std::deque<QueuedDatagram> flushed_;
+  detail::RingQueue<QueuedDatagram> unflushed_;  // storage kept: no allocation per write
+  detail::RingQueue<QueuedDatagram> flushed_;
   std::atomic<std::uint64_t> truncated_{0};
   std::atomic<std::uint64_t> failedSends_{0};
   std::atomic<bool> connected_{false};

@@ -23,12 +23,12 @@
 #include <boost/asio/async_result.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <netbuf/transport/channel.hpp>
 #include <netbuf/transport/event_loop.hpp>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -135,12 +135,13 @@ class EventLoopChannel : public Channel {
   /// of a channel destroyed while open): the queue is moved out first, so a listener that writes
   /// again (the channel is closed by then: its write fails at once) never touches the queue being
   /// walked; each write's buffer is released before its listener runs. bytesOf(write) gives the
-  /// bytes the write still counted in the water marks. Write has a `listener` member.
-  template <class Write, class BytesOf>
-  void failWrites(std::deque<Write>& queue, BytesOf bytesOf) noexcept {
-    std::deque<Write> failed = std::move(queue);
+  /// bytes the write still counted in the water marks. A write has a `listener` member.
+  template <class Queue, class BytesOf>
+  void failWrites(Queue& queue, BytesOf bytesOf) noexcept {
+    Queue failed = std::move(queue);
     queue.clear();
-    for (Write& w : failed) {
+    for (auto& w : failed) {
+      using Write = std::decay_t<decltype(w)>;
       dropPending(bytesOf(w));
       WriteListener* listener = w.listener;
       { Write released = std::move(w); }

@@ -50,7 +50,6 @@
 #include <boost/asio/error.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <netbuf/buffer/errors.hpp>
@@ -58,6 +57,7 @@
 #include <netbuf/transport/channel_handler.hpp>
 #include <netbuf/transport/channel_handler_context.hpp>
 #include <netbuf/transport/detail/async_op.hpp>
+#include <netbuf/transport/detail/ring_queue.hpp>
 #include <netbuf/transport/rejected_execution_error.hpp>
 #include <system_error>
 #include <type_traits>
@@ -213,7 +213,7 @@ class ReceiveQueue final : public detail::ReceiveQueueBase {
   }
 
   std::size_t capacity_;
-  std::deque<T> queue_;
+  detail::RingQueue<T> queue_;  // storage kept: no allocation per message
   ChannelHandlerContext* ctx_ = nullptr;
   detail::ReceiveWaiter<T>* waiter_ = nullptr;
   // Lives as long as the queue: a cancellation of a channel that no shared_ptr owns (an

@@ -52,13 +52,13 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <netbuf/buffer/any_byte_buf.hpp>
 #include <netbuf/transport/channel.hpp>
+#include <netbuf/transport/detail/ring_queue.hpp>
 #include <netbuf/transport/event_loop.hpp>
 #include <netbuf/transport/event_loop_channel.hpp>
 #include <string>
@@ -175,8 +175,8 @@ class SocketChannel final : public EventLoopChannel {
   std::vector<std::size_t> readSizes_;  // Netty's size table, clamped to [min, max]
   std::size_t readSizeIndex_ = 0;
   bool decreaseNow_ = false;
-  std::deque<QueuedWrite> unflushed_;
-  std::deque<QueuedWrite> flushed_;
+  detail::RingQueue<QueuedWrite> unflushed_;  // storage kept: no allocation per write
+  detail::RingQueue<QueuedWrite> flushed_;
   std::vector<iovec> iov_;  // reused gather list
   std::atomic<bool> outputShutdown_{false};
   bool reading_ = false;
