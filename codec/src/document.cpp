@@ -15,6 +15,79 @@ namespace {
 // Block headers are padded to 16 bytes so that the usable area starts 16-aligned.
 constexpr std::size_t kHeader = 16;
 
+// The per-thread cache of freed small blocks (see the header comment): up to kCachedBlocks blocks
+// of at most kCachedBlockSize usable bytes and kCacheBytes in all, oldest first; when full, a
+// freed block replaces the oldest. (A decoder's read batch holds one Document per message until
+// the batch is handed on: the cache must hold a batch's worth for the next batch to find them.) A
+// block is taken for a request of `size` when it is at least that large and at most 4x (a tiny
+// Document does not pin a big block).
+constexpr std::size_t kCachedBlockSize = Document::kDefaultFirstBlock;
+constexpr int kCachedBlocks = 64;
+constexpr std::size_t kCacheBytes = 64 * 1024;  // usable bytes held, at most
+
+struct BlockCache {
+  struct Entry {
+    void* raw;
+    std::size_t size;  // usable bytes (after the header)
+  };
+  Entry entries[kCachedBlocks];
+  int count = 0;
+  std::size_t bytes = 0;  // usable bytes of the entries
+  ~BlockCache();
+};
+
+// Set once this thread's cache is destroyed (thread exit): Documents destroyed later on the thread
+// (statics, other thread_locals) free their blocks directly. Trivially destructible, so it can be
+// read at any time.
+thread_local bool tBlockCacheGone = false;
+thread_local BlockCache tBlockCache;
+
+BlockCache::~BlockCache() {
+  tBlockCacheGone = true;
+  for (int i = 0; i < count; ++i) ::operator delete (entries[i].raw, std::align_val_t{kHeader});
+  count = 0;
+}
+
+/// Storage for a block of at least `size` usable bytes; `actual` gets its usable size.
+void* allocateBlock(std::size_t size, std::size_t& actual) {
+  if (size <= kCachedBlockSize && !tBlockCacheGone) {
+    BlockCache& c = tBlockCache;
+    for (int i = c.count - 1; i >= 0; --i) {  // the most recently freed first (warm in cache)
+      const BlockCache::Entry e = c.entries[i];
+      if (e.size >= size && e.size / 4 <= size) {
+        std::copy(c.entries + i + 1, c.entries + c.count, c.entries + i);  // keeps the age order
+        --c.count;
+        c.bytes -= e.size;
+        actual = e.size;
+        return e.raw;
+      }
+    }
+  }
+  actual = size;
+  return ::operator new (kHeader + size, std::align_val_t{kHeader});
+}
+
+void freeBlock(void* raw, std::size_t size) noexcept {
+  if (size <= kCachedBlockSize && !tBlockCacheGone) {
+    BlockCache& c = tBlockCache;
+    // Full: the oldest go, so that the cache follows the sizes in use now.
+    int evict = 0;
+    while (c.count - evict == kCachedBlocks || c.bytes + size > kCacheBytes) {
+      ::operator delete (c.entries[evict].raw, std::align_val_t{kHeader});
+      c.bytes -= c.entries[evict].size;
+      ++evict;
+    }
+    if (evict > 0) {
+      std::copy(c.entries + evict, c.entries + c.count, c.entries);
+      c.count -= evict;
+    }
+    c.entries[c.count++] = {raw, size};
+    c.bytes += size;
+    return;
+  }
+  ::operator delete (raw, std::align_val_t{kHeader});
+}
+
 /// Whether every byte of [p, p + n) is in 0x20..0x7F and none is '"' or '\\' (the condition of
 /// Value::isPlainAscii()): the JSON writer's own byte tests, eight bytes at a time.
 bool plainAsciiText(const char* p, std::size_t n) noexcept {
@@ -63,17 +136,20 @@ Document::Document(Document&& o) noexcept
       firstBlockSize_(o.firstBlockSize_),
       used_(o.used_),
       reserved_(o.reserved_),
+      firstKept_(std::move(o.firstKept_)),
       kept_(std::move(o.kept_)) {
   o.root_ = Value();
   o.cur_ = o.end_ = nullptr;
   o.head_ = nullptr;
   o.used_ = o.reserved_ = 0;
+  o.firstKept_ = ByteBuf();
   o.kept_.clear();
 }
 
 Document& Document::operator=(Document&& o) noexcept {
   if (this != &o) {
     freeBlocks(head_);
+    firstKept_ = ByteBuf();
     kept_.clear();
     root_ = o.root_;
     cur_ = o.cur_;
@@ -82,11 +158,13 @@ Document& Document::operator=(Document&& o) noexcept {
     firstBlockSize_ = o.firstBlockSize_;
     used_ = o.used_;
     reserved_ = o.reserved_;
+    firstKept_ = std::move(o.firstKept_);
     kept_ = std::move(o.kept_);
     o.root_ = Value();
     o.cur_ = o.end_ = nullptr;
     o.head_ = nullptr;
     o.used_ = o.reserved_ = 0;
+    o.firstKept_ = ByteBuf();
     o.kept_.clear();
   }
   return *this;
@@ -97,13 +175,14 @@ Document::~Document() { freeBlocks(head_); }
 void Document::freeBlocks(Block* b) noexcept {
   while (b != nullptr) {
     Block* next = b->next;
-    ::operator delete (static_cast<void*>(b), std::align_val_t{kHeader});
+    freeBlock(b, b->size);
     b = next;
   }
 }
 
 void Document::clear() noexcept {
   root_ = Value();
+  firstKept_ = ByteBuf();
   kept_.clear();
   used_ = 0;
   if (head_ == nullptr) return;
@@ -114,12 +193,12 @@ void Document::clear() noexcept {
   }
   for (Block* b = head_; b != nullptr;) {
     Block* next = b->next;
-    if (b != best) ::operator delete (static_cast<void*>(b), std::align_val_t{kHeader});
+    if (b != best) freeBlock(b, b->size);
     b = next;
   }
   if (best->size > kMaxBlock) {
     // A dedicated block for one huge value: do not hold on to it.
-    ::operator delete (static_cast<void*>(best), std::align_val_t{kHeader});
+    freeBlock(best, best->size);
     head_ = nullptr;
     cur_ = end_ = nullptr;
     reserved_ = 0;
@@ -143,8 +222,8 @@ std::byte* Document::allocateSlow(std::size_t n) {
   std::size_t next = head_ == nullptr ? firstBlockSize_ : std::min(head_->size * 2, kMaxBlock);
   next = std::max(next, firstBlockSize_);
   const bool dedicated = rounded > next;  // a big request gets a block of its own
-  const std::size_t size = dedicated ? rounded : next;
-  void* raw = ::operator new (kHeader + size, std::align_val_t{kHeader});
+  std::size_t size = 0;
+  void* raw = allocateBlock(dedicated ? rounded : next, size);  // size: at least that asked
   auto* block = static_cast<Block*>(raw);
   block->size = size;
   reserved_ += size;
@@ -164,7 +243,17 @@ std::byte* Document::allocateSlow(std::size_t n) {
 }
 
 void Document::keepAlive(ByteBuf buf) {
-  if (buf) kept_.push_back(std::move(buf));
+  if (!buf) return;
+  if (!firstKept_ && kept_.empty()) {
+    firstKept_ = std::move(buf);
+    return;
+  }
+  if (firstKept_) {
+    kept_.reserve(2);
+    kept_.push_back(std::move(firstKept_));
+    firstKept_ = ByteBuf();
+  }
+  kept_.push_back(std::move(buf));
 }
 
 Value Document::str(std::string_view text) {
@@ -275,7 +364,7 @@ ByteBuf Document::retainedSlice(const Value& v, ByteBufAllocator& alloc) const {
   }
   // Pointer comparisons across unrelated objects go through uintptr_t (well defined there).
   const auto p = reinterpret_cast<std::uintptr_t>(bytes.data());
-  for (const ByteBuf& k : kept_) {
+  for (const ByteBuf& k : keptBuffers()) {
     const auto base = reinterpret_cast<std::uintptr_t>(k.data());
     if (p >= base && p - base <= k.capacity() && bytes.size() <= k.capacity() - (p - base)) {
       return k.retainedSlice(p - base, bytes.size());

@@ -231,3 +231,68 @@ TEST_CASE("Document: sortedMap keeps members in RFC 8785 key order, or throws na
   CHECK(message({{Value::strView("a", true), one}}) ==
         "Document::sortedMap: key 0 is not valid UTF-8");
 }
+
+TEST_CASE("Document: kept buffers in order, the first held inline, through moves and clear") {
+  ByteBuf a = Unpooled::copiedBuffer(std::string_view("aaaa"));
+  ByteBuf b = Unpooled::copiedBuffer(std::string_view("bbbb"));
+  ByteBuf c = Unpooled::copiedBuffer(std::string_view("cccc"));
+  const auto* pa = a.data();
+  const auto* pb = b.data();
+  const auto* pc = c.data();
+  Document doc;
+  CHECK(doc.keptBuffers().empty());
+  doc.keepAlive(std::move(a));
+  REQUIRE(doc.keptBuffers().size() == 1);
+  CHECK(doc.keptBuffers()[0].data() == pa);
+
+  // Moves carry the kept buffers (one, then several) and leave the source with none.
+  Document moved(std::move(doc));
+  CHECK(doc.keptBuffers().empty());  // NOLINT: moved-from is empty by contract
+  REQUIRE(moved.keptBuffers().size() == 1);
+  moved.keepAlive(std::move(b));
+  moved.keepAlive(std::move(c));
+  REQUIRE(moved.keptBuffers().size() == 3);
+  CHECK(moved.keptBuffers()[0].data() == pa);
+  CHECK(moved.keptBuffers()[1].data() == pb);
+  CHECK(moved.keptBuffers()[2].data() == pc);
+  // retainedSlice finds a view into any of them.
+  CHECK(moved.retainedSlice(Value::binView({pb + 1, 2})).data() == pb + 1);
+  CHECK(moved.retainedSlice(Value::binView({pa, 4})).data() == pa);
+  Document assigned;
+  assigned.keepAlive(Unpooled::copiedBuffer(std::string_view("x")));
+  assigned = std::move(moved);
+  CHECK(assigned.keptBuffers().size() == 3);
+  CHECK(moved.keptBuffers().empty());  // NOLINT: moved-from is empty by contract
+
+  // clear() releases them all; the Document keeps buffers again afterwards.
+  const ByteBuf watch = assigned.keptBuffers()[2].retainedDuplicate();
+  CHECK(watch.refCnt() == 2);
+  assigned.clear();
+  CHECK(assigned.keptBuffers().empty());
+  CHECK(watch.refCnt() == 1);
+  assigned.keepAlive(Unpooled::copiedBuffer(std::string_view("again")));
+  CHECK(assigned.keptBuffers().size() == 1);
+}
+
+TEST_CASE("Document: a small block freed on a thread is taken by the thread's next Document") {
+  const void* first = nullptr;
+  {
+    Document a(256);
+    first = a.allocateBytes(8);
+  }
+  Document b(256);
+  CHECK(b.allocateBytes(8) == first);
+  CHECK(b.arenaReserved() == 256);
+  // A block far larger than asked is not handed to a tiny Document, and big blocks are not cached.
+  const void* big = nullptr;
+  {
+    Document c(4096);
+    big = c.allocateBytes(8);
+  }
+  Document tiny(64);
+  CHECK(tiny.allocateBytes(8) != big);
+  CHECK(tiny.arenaReserved() == 64);
+  Document reuse(2048);
+  CHECK(reuse.allocateBytes(8) == big);  // 4096 usable bytes for 2048 asked: within 4x
+  CHECK(reuse.arenaReserved() == 4096);
+}
