@@ -1,0 +1,40 @@
+// Replaces the global operator new and delete with malloc and free plus a per-thread count of
+// the allocations, for tests of "no allocation per operation after warm-up". Include it in exactly
+// one file of a test program (the replacements are definitions). Such programs are named
+// *_alloc_test.cpp: ThreadSanitizer's runtime defines operator new itself, so tests/CMakeLists.txt
+// leaves them out of TSan builds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+
+namespace netbuf::test {
+
+/// operator new calls made by this thread so far (array and nothrow forms included: they call
+/// these). Trivially initialised, so it is safe to touch from any thread at any time.
+inline thread_local std::uint64_t tAllocations = 0;
+
+inline void* countedAllocate(std::size_t n, std::size_t align) {
+  ++tAllocations;
+  void* p = nullptr;
+  if (align <= alignof(std::max_align_t)) {
+    p = std::malloc(n == 0 ? 1 : n);
+  } else if (posix_memalign(&p, align, n == 0 ? align : n) != 0) {
+    p = nullptr;
+  }
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+}  // namespace netbuf::test
+
+void* operator new(std::size_t n) { return netbuf::test::countedAllocate(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a) {
+  return netbuf::test::countedAllocate(n, static_cast<std::size_t>(a));
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
