@@ -1,11 +1,12 @@
 #include <netbuf/buffer/pooled_byte_buf_allocator.hpp>
 // PooledByteBufAllocator when memory runs out: every operator new the allocator makes can be made
 // to fail, and each failure must leave the pool as it was (no leaked slot, run, block or count).
-// This program replaces the global operator new and delete (so it is a file of its own).
+// This program replaces the global operator new and delete (support/replaced_operator_new.hpp).
 
 #include <doctest/doctest.h>
 
 #include "support/leak_check.hpp"
+#include "support/replaced_operator_new.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -13,33 +14,7 @@
 #include <new>
 #include <vector>
 
-namespace {
-
-// Allocations until one fails, on this thread; -1: none fails.
-thread_local long tFailIn = -1;
-
-void* allocate(std::size_t n, std::size_t align) {
-  if (tFailIn >= 0 && tFailIn-- == 0) throw std::bad_alloc();
-  void* p = nullptr;
-  if (align <= alignof(std::max_align_t)) {
-    p = std::malloc(n == 0 ? 1 : n);
-  } else if (posix_memalign(&p, align, n == 0 ? align : n) != 0) {
-    p = nullptr;
-  }
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-
-}  // namespace
-
-void* operator new(std::size_t n) { return allocate(n, 0); }
-void* operator new(std::size_t n, std::align_val_t a) {
-  return allocate(n, static_cast<std::size_t>(a));
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+using netbuf::test::tFailIn;
 
 using namespace netbuf;
 

@@ -4,12 +4,12 @@
 // response buffers from the pool, pending calls from a reused table. Counted with a replaced
 // operator new on the client's loop thread, where calls are issued and completed and the
 // client's I/O runs, against a MessagePackRpcServer over loopback TCP (its own loop, not counted).
-// (Not under TSan: see support/allocation_counter.hpp.)
+// (Not under TSan: see support/replaced_operator_new.hpp.)
 #include <netbuf/rpc/message_pack_rpc_client.hpp>
 
 #include <doctest/doctest.h>
 
-#include "support/allocation_counter.hpp"
+#include "support/replaced_operator_new.hpp"
 
 #include <array>
 #include <boost/asio/co_spawn.hpp>

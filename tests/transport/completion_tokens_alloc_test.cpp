@@ -3,12 +3,12 @@
 // allocator by default), a coroutine's frames from Asio's frame recycling, the buffers from the
 // pool. Counted with a replaced operator new on the loop thread, where the writes, their
 // completions and the channel's I/O all run, over loopback TCP. (Not under TSan: see
-// support/allocation_counter.hpp.)
+// support/replaced_operator_new.hpp.)
 #include <netbuf/transport/bootstrap.hpp>
 
 #include <doctest/doctest.h>
 
-#include "support/allocation_counter.hpp"
+#include "support/replaced_operator_new.hpp"
 #include "support/thread_waits.hpp"
 
 #include <atomic>

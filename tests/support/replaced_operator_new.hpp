@@ -1,8 +1,9 @@
-// Replaces the global operator new and delete with malloc and free plus a per-thread count of
-// the allocations, for tests of "no allocation per operation after warm-up". Include it in exactly
-// one file of a test program (the replacements are definitions). Such programs are named
-// *_alloc_test.cpp: ThreadSanitizer's runtime defines operator new itself, so tests/CMakeLists.txt
-// leaves them out of TSan builds.
+// Replaces the global operator new and delete with malloc and free plus two per-thread hooks: a
+// count of the allocations (tests of "no allocation per operation after warm-up") and an injected
+// failure (tests of running out of memory). Include it in exactly one file of a test program (the
+// replacements are definitions). Such programs are named *_alloc_test.cpp or *_oom_test.cpp:
+// ThreadSanitizer's runtime defines operator new itself, so tests/CMakeLists.txt leaves them out
+// of TSan builds.
 #pragma once
 
 #include <cstddef>
@@ -16,8 +17,12 @@ namespace netbuf::test {
 /// these). Trivially initialised, so it is safe to touch from any thread at any time.
 inline thread_local std::uint64_t tAllocations = 0;
 
-inline void* countedAllocate(std::size_t n, std::size_t align) {
+/// Allocations on this thread until one throws std::bad_alloc; -1: none does.
+inline thread_local long tFailIn = -1;
+
+inline void* replacedAllocate(std::size_t n, std::size_t align) {
   ++tAllocations;
+  if (tFailIn >= 0 && tFailIn-- == 0) throw std::bad_alloc();
   void* p = nullptr;
   if (align <= alignof(std::max_align_t)) {
     p = std::malloc(n == 0 ? 1 : n);
@@ -30,9 +35,9 @@ inline void* countedAllocate(std::size_t n, std::size_t align) {
 
 }  // namespace netbuf::test
 
-void* operator new(std::size_t n) { return netbuf::test::countedAllocate(n, 0); }
+void* operator new(std::size_t n) { return netbuf::test::replacedAllocate(n, 0); }
 void* operator new(std::size_t n, std::align_val_t a) {
-  return netbuf::test::countedAllocate(n, static_cast<std::size_t>(a));
+  return netbuf::test::replacedAllocate(n, static_cast<std::size_t>(a));
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
