@@ -273,26 +273,3 @@ TEST_CASE("Document: kept buffers in order, the first held inline, through moves
   assigned.keepAlive(Unpooled::copiedBuffer(std::string_view("again")));
   CHECK(assigned.keptBuffers().size() == 1);
 }
-
-TEST_CASE("Document: a small block freed on a thread is taken by the thread's next Document") {
-  const void* first = nullptr;
-  {
-    Document a(256);
-    first = a.allocateBytes(8);
-  }
-  Document b(256);
-  CHECK(b.allocateBytes(8) == first);
-  CHECK(b.arenaReserved() == 256);
-  // A block far larger than asked is not handed to a tiny Document, and big blocks are not cached.
-  const void* big = nullptr;
-  {
-    Document c(4096);
-    big = c.allocateBytes(8);
-  }
-  Document tiny(64);
-  CHECK(tiny.allocateBytes(8) != big);
-  CHECK(tiny.arenaReserved() == 64);
-  Document reuse(2048);
-  CHECK(reuse.allocateBytes(8) == big);  // 4096 usable bytes for 2048 asked: within 4x
-  CHECK(reuse.arenaReserved() == 4096);
-}

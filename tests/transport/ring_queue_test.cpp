@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -136,4 +137,77 @@ TEST_CASE("RingQueue: iterators of a const queue, and after the head has wrapped
   auto it = q.begin();
   *it = 99;
   CHECK(q.front() == 99);
+}
+
+TEST_CASE("RingQueue: reserve, and a queue that drains empty from a burst gives its storage back") {
+  RingQueue<int> q;
+  q.reserve(100);
+  CHECK(q.capacity() == 128);
+  for (int i = 0; i < 100; ++i) q.push_back(i);
+  CHECK(q.capacity() == 128);  // reserved: no growth
+  while (!q.empty()) q.pop_front();
+  CHECK(q.capacity() == 128);  // up to 256 slots are kept
+  for (int i = 0; i < 1000; ++i) q.push_back(i);
+  CHECK(q.capacity() == 1024);
+  for (int i = 0; i < 999; ++i) q.pop_front();
+  CHECK(q.capacity() == 1024);  // not empty yet
+  CHECK(q.front() == 999);
+  q.pop_front();
+  CHECK(q.capacity() == 0);  // drained from a burst: freed
+  q.push_back(5);
+  CHECK(q.front() == 5);
+  q.reserve(1);  // already room: nothing changes
+  CHECK(q.capacity() == 16);
+}
+
+TEST_CASE("RingQueue: push_back of its own front while full (the new element made first)") {
+  RingQueue<std::string> q;
+  for (int i = 0; i < 16; ++i) q.emplace_back("element " + std::to_string(i));
+  REQUIRE(q.size() == q.capacity());
+  q.push_back(q.front());  // grows; the argument refers to an element about to move
+  CHECK(q.size() == 17);
+  std::vector<std::string> all(q.begin(), q.end());
+  CHECK(all.back() == "element 0");
+  CHECK(all.front() == "element 0");
+}
+
+namespace {
+/// Copy throws on the n-th copy (a countdown), move may throw: growth copies.
+struct FailingCopy {
+  static inline int copiesLeft = -1;  // -1: never fails
+  static inline int live = 0;
+  int v;
+  explicit FailingCopy(int x) : v(x) { ++live; }
+  FailingCopy(const FailingCopy& o) : v(o.v) {
+    if (copiesLeft == 0) throw std::runtime_error("copy");
+    if (copiesLeft > 0) --copiesLeft;
+    ++live;
+  }
+  FailingCopy(FailingCopy&& o) noexcept(false) : v(o.v) { ++live; }
+  ~FailingCopy() { --live; }
+};
+}  // namespace
+
+TEST_CASE("RingQueue: a copy that throws while growing leaves the queue as it was") {
+  {
+    RingQueue<FailingCopy> q;
+    for (int i = 0; i < 16; ++i) q.emplace_back(i);
+    q.pop_front();
+    q.emplace_back(16);  // wrapped: head at slot 1
+    REQUIRE(q.size() == 16);
+    FailingCopy::copiesLeft = 5;
+    CHECK_THROWS_AS(q.emplace_back(99), std::runtime_error);
+    FailingCopy::copiesLeft = 3;
+    CHECK_THROWS_AS(q.reserve(40), std::runtime_error);
+    FailingCopy::copiesLeft = -1;
+    CHECK(q.size() == 16);
+    CHECK(q.capacity() == 16);
+    CHECK(FailingCopy::live == 16);
+    int expect = 1;
+    for (const FailingCopy& f : q) CHECK(f.v == expect++);
+    q.emplace_back(17);  // now it grows
+    CHECK(q.size() == 17);
+    CHECK(q.capacity() == 32);
+  }
+  CHECK(FailingCopy::live == 0);
 }

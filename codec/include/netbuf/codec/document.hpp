@@ -17,11 +17,13 @@
 // size asked in the constructor), later ones double up to 1 MiB, and a request larger than a block
 // gets a block of its own. clear() keeps the largest block for reuse, so a Document reused per
 // message allocates nothing in the steady state. Blocks of up to 4 KiB that a Document frees go to
-// a cache of the freeing thread's (64 blocks, 64 KiB at most) and are taken again by the next
-// Documents made on that thread, and the first kept buffer is held inline: a decoder that makes a
-// Document per small message (a MessagePack-RPC connection) allocates nothing in the steady state
-// either. Not thread-safe (one owner at a time, like any container); a finished Document may be
-// moved to and read from another thread.
+// a cache of the freeing thread's (64 blocks, 64 KiB at most, the oldest evicted first) and are
+// taken again by the next Documents made on that thread (a block up to 4x the size asked: a
+// Document may get more than it asked for), and the first kept buffer is held inline: a decoder
+// that makes a Document per small message (a MessagePack-RPC connection) allocates nothing in the
+// steady state either, as long as a read batch's Documents fit the cache. Not thread-safe (one
+// owner at a time, like any container); a finished Document may be moved to and read from another
+// thread.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

@@ -118,7 +118,9 @@ class HandlerCompletion {
       // coroutine running on the channel's loop): run it here, as dispatch would, without the
       // type-erased executor's wrapping of the handler.
       if (auto* loop = eventLoopOf(executor_); loop != nullptr && loop->runningInThisThread()) {
-        if (!loop->isStopped()) std::move(handler_)(std::forward<Args>(args)...);
+        // (Arguments passed as dispatch would: decayed copies, as rvalues.)
+        if (!loop->isStopped())
+          std::move(handler_)(std::decay_t<Args>(std::forward<Args>(args))...);
         return;
       }
       boost::asio::dispatch(executor_, BoundHandler<Handler, std::decay_t<Args>...>(

@@ -1,13 +1,14 @@
 #pragma once
 // RingQueue<T>: the FIFO of a channel's queued writes and of a ReceiveQueue's messages. A growable
 // circular buffer that keeps its storage: once it has held N elements, pushing and popping up to N
-// allocates nothing. (A std::deque frees and allocates a block every few elements as writes flow
-// through it, a malloc on the write path at steady state.)
+// allocates nothing (unless it drains empty from more than 256 slots, below). (A std::deque frees
+// and allocates a block every few elements as writes flow through it, a malloc on the write path at
+// steady state.)
 //
 // Capacity is 0 or a power of two, doubling when full (elements are moved over, or copied as
-// std::vector would); it never shrinks while the queue lives. Iteration runs front to back. Moving
-// a queue moves its storage (the source is left empty, with none). Not thread-safe: a channel's
-// queues belong to its loop.
+// std::vector would); a queue that drains empty keeps up to 256 slots and frees larger storage.
+// Iteration runs front to back. Moving a queue moves its storage (the source is left empty, with
+// none). Not thread-safe: a channel's queues belong to its loop.
 #include <cstddef>
 #include <iterator>
 #include <memory>
@@ -55,19 +56,40 @@ class RingQueue {
   /// only when full.
   template <class... Args>
   T& emplace_back(Args&&... args) {
-    if (size_ == capacity_) grow();
-    T* p = ::new (static_cast<void*>(at(size_))) T(std::forward<Args>(args)...);
+    if (size_ == capacity_) [[unlikely]]
+      return growAndEmplace(std::forward<Args>(args)...);
+    T* p = ::new (slot(size_)) T(std::forward<Args>(args)...);
     ++size_;
     return *p;
   }
   void push_back(T&& v) { emplace_back(std::move(v)); }
   void push_back(const T& v) { emplace_back(v); }
 
-  /// Destroys the front element. The queue must not be empty.
+  /// Room for n elements without allocating again (may throw std::bad_alloc, the queue
+  /// unchanged).
+  void reserve(std::size_t n) {
+    if (n <= capacity_) return;
+    std::size_t cap = capacity_ == 0 ? kInitialCapacity : capacity_;
+    while (cap < n) cap *= 2;
+    std::byte* fresh = allocateSlots(cap);
+    try {
+      moveInto(fresh, cap);
+    } catch (...) {
+      freeSlots(fresh);
+      throw;
+    }
+  }
+
+  /// Destroys the front element. The queue must not be empty. A queue that drains empty with
+  /// more than kKeptCapacity slots gives its storage back (a burst does not pin its peak).
   void pop_front() noexcept {
     std::destroy_at(at(0));
     head_ = (head_ + 1) & (capacity_ - 1);
-    --size_;
+    if (--size_ == 0 && capacity_ > kKeptCapacity) {
+      release();
+      capacity_ = 0;
+      head_ = 0;
+    }
   }
 
   /// Destroys every element, front to back; keeps the storage.
@@ -116,27 +138,38 @@ class RingQueue {
 
  private:
   static constexpr std::size_t kInitialCapacity = 16;
+  /// Slots a queue keeps once drained (enough for ordinary pipelining; more is a burst).
+  static constexpr std::size_t kKeptCapacity = 256;
 
-  /// The slot of the element i places from the front (i < capacity_).
-  T* at(std::size_t i) const noexcept {
-    return std::launder(reinterpret_cast<T*>(slots_ + ((head_ + i) & (capacity_ - 1)) * sizeof(T)));
+  /// The raw slot of position i from the front (i < capacity_), for placement new.
+  void* slot(std::size_t i) const noexcept {
+    return slots_ + ((head_ + i) & (capacity_ - 1)) * sizeof(T);
+  }
+  /// The element at position i from the front (i < size_).
+  T* at(std::size_t i) const noexcept { return std::launder(static_cast<T*>(slot(i))); }
+
+  static std::byte* allocateSlots(std::size_t cap) {
+    return static_cast<std::byte*>(::operator new(cap * sizeof(T), std::align_val_t(alignof(T))));
   }
 
-  void grow() {
-    const std::size_t cap = capacity_ == 0 ? kInitialCapacity : capacity_ * 2;
-    auto* fresh =
-        static_cast<std::byte*>(::operator new(cap * sizeof(T), std::align_val_t(alignof(T))));
+  static void freeSlots(std::byte* p) noexcept {
+    ::operator delete(p, std::align_val_t(alignof(T)));
+  }
+
+  /// Moves the elements to the front of fresh (cap slots, from allocateSlots) and adopts it. As
+  /// std::vector grows: moved when the move cannot throw, else copied where T can be; if a copy
+  /// throws, what was made in fresh is destroyed (the caller frees fresh) and the queue is
+  /// unchanged.
+  void moveInto(std::byte* fresh, std::size_t cap) {
     std::size_t made = 0;
     try {
-      // As std::vector grows: moved when the move cannot throw, else copied where T can be (the
-      // queue is then unchanged if a copy throws).
       for (; made < size_; ++made) {
         ::new (static_cast<void*>(fresh + made * sizeof(T))) T(std::move_if_noexcept(*at(made)));
       }
     } catch (...) {
-      for (std::size_t i = 0; i < made; ++i)
-        std::destroy_at(reinterpret_cast<T*>(fresh + i * sizeof(T)));
-      ::operator delete(fresh, std::align_val_t(alignof(T)));
+      for (std::size_t i = 0; i < made; ++i) {
+        std::destroy_at(std::launder(reinterpret_cast<T*>(fresh + i * sizeof(T))));
+      }
       throw;
     }
     for (std::size_t i = 0; i < size_; ++i) std::destroy_at(at(i));
@@ -145,8 +178,33 @@ class RingQueue {
     capacity_ = cap;
     head_ = 0;
   }
+
+  /// emplace_back on a full queue. The new element is made in the new storage before the old
+  /// elements move, so that args may refer to one of them (push_back(q.front())).
+  template <class... Args>
+  T& growAndEmplace(Args&&... args) {
+    const std::size_t cap = capacity_ == 0 ? kInitialCapacity : capacity_ * 2;
+    std::byte* fresh = allocateSlots(cap);
+    T* p = nullptr;
+    try {
+      p = ::new (static_cast<void*>(fresh + size_ * sizeof(T))) T(std::forward<Args>(args)...);
+    } catch (...) {
+      freeSlots(fresh);
+      throw;
+    }
+    try {
+      moveInto(fresh, cap);
+    } catch (...) {
+      std::destroy_at(p);
+      freeSlots(fresh);
+      throw;
+    }
+    ++size_;
+    return *p;
+  }
+
   void release() noexcept {
-    if (slots_ != nullptr) ::operator delete(slots_, std::align_val_t(alignof(T)));
+    if (slots_ != nullptr) freeSlots(slots_);
     slots_ = nullptr;
   }
 
