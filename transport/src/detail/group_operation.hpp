@@ -40,9 +40,9 @@ struct GroupOperation {
   std::atomic<bool> done;
   mutable std::mutex m;
   mutable std::condition_variable cv;
-  std::vector<ChannelGroupFuture::Failure> failures;    // under m
-  std::vector<std::function<void()>> callbacks;         // under m, until done
-  std::shared_ptr<GroupOperation> self;                 // until done
+  std::vector<ChannelGroupFuture::Failure> failures;  // under m
+  std::vector<std::function<void()>> callbacks;       // under m, until done
+  std::shared_ptr<GroupOperation> self;               // until done
 };
 
 }  // namespace netbuf::detail
