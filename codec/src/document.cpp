@@ -42,9 +42,14 @@ struct BlockCache {
 thread_local bool tBlockCacheGone = false;
 thread_local BlockCache tBlockCache;
 
+void* newBlock(std::size_t size) {
+  return ::operator new (kHeader + size, std::align_val_t{kHeader});
+}
+void deleteBlock(void* raw) noexcept { ::operator delete (raw, std::align_val_t{kHeader}); }
+
 BlockCache::~BlockCache() {
   tBlockCacheGone = true;
-  for (int i = 0; i < count; ++i) ::operator delete (entries[i].raw, std::align_val_t{kHeader});
+  for (int i = 0; i < count; ++i) deleteBlock(entries[i].raw);
   count = 0;
 }
 
@@ -64,7 +69,7 @@ void* allocateBlock(std::size_t size, std::size_t& actual) {
     }
   }
   actual = size;
-  return ::operator new (kHeader + size, std::align_val_t{kHeader});
+  return newBlock(size);
 }
 
 void freeBlock(void* raw, std::size_t size) noexcept {
@@ -73,7 +78,7 @@ void freeBlock(void* raw, std::size_t size) noexcept {
     // Full: the oldest go, so that the cache follows the sizes in use now.
     int evict = 0;
     while (c.count - evict == kCachedBlocks || c.bytes + size > kCacheBytes) {
-      ::operator delete (c.entries[evict].raw, std::align_val_t{kHeader});
+      deleteBlock(c.entries[evict].raw);
       c.bytes -= c.entries[evict].size;
       ++evict;
     }
@@ -85,7 +90,7 @@ void freeBlock(void* raw, std::size_t size) noexcept {
     c.bytes += size;
     return;
   }
-  ::operator delete (raw, std::align_val_t{kHeader});
+  deleteBlock(raw);
 }
 
 /// Whether every byte of [p, p + n) is in 0x20..0x7F and none is '"' or '\\' (the condition of

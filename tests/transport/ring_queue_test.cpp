@@ -211,3 +211,39 @@ TEST_CASE("RingQueue: a copy that throws while growing leaves the queue as it wa
   }
   CHECK(FailingCopy::live == 0);
 }
+
+TEST_CASE("RingQueue: appendFrom moves everything over in order, all or nothing") {
+  RingQueue<int> to;
+  RingQueue<int> from;
+  for (int i = 0; i < 20; ++i) from.push_back(i);
+  to.appendFrom(from);  // into an empty queue: the storage changes hands
+  CHECK(from.empty());
+  CHECK(to.size() == 20);
+  CHECK(to.capacity() == 32);
+  for (int i = 20; i < 40; ++i) from.push_back(i);
+  to.appendFrom(from);
+  CHECK(from.empty());
+  std::vector<int> want;
+  for (int i = 0; i < 40; ++i) want.push_back(i);
+  CHECK(contents(to) == want);
+  to.appendFrom(from);  // nothing to move
+  CHECK(to.size() == 40);
+
+  // A copy that throws while making room: both queues as they were.
+  {
+    RingQueue<FailingCopy> a;
+    RingQueue<FailingCopy> b;
+    for (int i = 0; i < 16; ++i) a.emplace_back(i);
+    for (int i = 16; i < 20; ++i) b.emplace_back(i);
+    FailingCopy::copiesLeft = 2;
+    CHECK_THROWS_AS(a.appendFrom(b), std::runtime_error);
+    FailingCopy::copiesLeft = -1;
+    CHECK(a.size() == 16);
+    CHECK(b.size() == 4);
+    CHECK(b.front().v == 16);
+    a.appendFrom(b);
+    CHECK(a.size() == 20);
+    CHECK(b.empty());
+  }
+  CHECK(FailingCopy::live == 0);
+}

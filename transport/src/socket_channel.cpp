@@ -198,17 +198,9 @@ void SocketChannel::doWrite(Message msg, WriteListener* listener) {
 }
 
 void SocketChannel::doFlush() {
-  if (!unflushed_.empty()) {
-    // All or nothing: an allocation that failed half-way would leave moved-from writes, still
-    // naming their listeners, in unflushed_.
-    if (flushed_.empty()) {
-      std::swap(flushed_, unflushed_);
-    } else {
-      flushed_.reserve(flushed_.size() + unflushed_.size());
-      for (auto& w : unflushed_) flushed_.push_back(std::move(w));
-      unflushed_.clear();
-    }
-  }
+  // All or nothing: an allocation that failed half-way would leave moved-from writes, still
+  // naming their listeners, in unflushed_.
+  flushed_.appendFrom(unflushed_);
   // A flush from a listener or handler called by writeFlushed() only queues: the loop there goes
   // on with it. While waiting for the socket, the wait's completion writes it.
   if (!inWrite_ && !waitingWrite_) writeFlushed();

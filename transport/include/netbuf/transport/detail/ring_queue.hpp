@@ -80,6 +80,19 @@ class RingQueue {
     }
   }
 
+  /// Moves every element of from to the back of this queue, in order, and leaves from empty: all
+  /// or nothing (may throw std::bad_alloc with both queues unchanged). Into an empty queue, the
+  /// two swap storage and nothing is allocated or moved one by one.
+  void appendFrom(RingQueue& from) {
+    if (empty()) {
+      std::swap(*this, from);
+      return;
+    }
+    reserve(size_ + from.size_);
+    for (T& v : from) emplace_back(std::move(v));
+    from.clear();
+  }
+
   /// Destroys the front element. The queue must not be empty. A queue that drains empty with
   /// more than kKeptCapacity slots gives its storage back (a burst does not pin its peak).
   void pop_front() noexcept {
