@@ -85,6 +85,14 @@ constexpr OptionSpec kServeRpcOptions[] = {
     {"--threads", "T", "I/O threads, 1..1024", "1"},
 };
 
+constexpr OptionSpec kServeHttpOptions[] = {
+    {"--host", "ADDR", "address to listen on", "127.0.0.1"},
+    {"--port", "P", "port; 0: any free port, printed", "0"},
+    {"--threads", "T", "I/O threads, 1..1024", "1"},
+    {"--root", "DIR", "serve DIR's files under /files/"},
+    {"--max-content-length", "N", "largest request body; K/M suffixes are binary", "1M"},
+};
+
 constexpr Subcommand kServe[] = {
     {"echo", "an echo server (TCP, Unix domain socket or UDP) until SIGINT/SIGTERM",
      "Prints 'listening on ADDR:PORT' (or 'listening on unix:PATH', 'listening on\n"
@@ -98,6 +106,13 @@ constexpr Subcommand kServe[] = {
      "  get(key)         the bin stored under key, or nil\n"
      "  sleep(ms)        replies ms after ms milliseconds (asynchronous)",
      kServeRpcOptions, runServeRpc},
+    {"http", "the demo HTTP/1.1 server until SIGINT/SIGTERM",
+     "Prints 'listening on ADDR:PORT' first, on one line. Routes:\n"
+     "  GET  /           Hello, World! (text/plain)\n"
+     "  POST /echo       the request body\n"
+     "  GET  /files/REL  DIR/REL with --root DIR (no path leaves DIR)\n"
+     "  anything else    404",
+     kServeHttpOptions, runServeHttp},
 };
 
 // ---- load

@@ -26,6 +26,9 @@ int runLoadEcho(const ParsedOptions& options);
 int runServeRpc(const ParsedOptions& options);
 int runLoadRpc(const ParsedOptions& options);
 
+// http_command.cpp
+int runServeHttp(const ParsedOptions& options);
+
 // data_commands.cpp
 int runMsgpackEncode(const ParsedOptions& options);
 int runMsgpackDecode(const ParsedOptions& options);

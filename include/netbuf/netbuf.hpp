@@ -18,6 +18,12 @@
 #include <netbuf/codec/delimiter_based_frame_decoder.hpp>
 #include <netbuf/codec/encoder_handler.hpp>
 #include <netbuf/codec/fixed_length_frame_decoder.hpp>
+#include <netbuf/codec/http/http_client_codec.hpp>
+#include <netbuf/codec/http/http_date.hpp>
+#include <netbuf/codec/http/http_decoder_error.hpp>
+#include <netbuf/codec/http/http_header_names.hpp>
+#include <netbuf/codec/http/http_object_aggregator.hpp>
+#include <netbuf/codec/http/http_server_codec.hpp>
 #include <netbuf/codec/json/json_decoder.hpp>
 #include <netbuf/codec/json/json_encoder.hpp>
 #include <netbuf/codec/json/json_error.hpp>
@@ -48,6 +54,7 @@
 #include <netbuf/codec/string_encoder.hpp>
 #include <netbuf/codec/varint32_frame_decoder.hpp>
 #include <netbuf/codec/varint32_length_field_prepender.hpp>
+#include <netbuf/http/http_server.hpp>
 #include <netbuf/rpc/message_pack_rpc_client.hpp>
 #include <netbuf/rpc/message_pack_rpc_server.hpp>
 #include <netbuf/transport/bootstrap.hpp>

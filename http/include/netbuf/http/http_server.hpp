@@ -1,0 +1,140 @@
+#pragma once
+// HttpServer: an HTTP/1.1 server on netbuf's transport, routing requests by method and path to
+// plain functions or coroutines.
+//
+//     HttpServer server;
+//     server.route(HttpMethod::GET, "/", [](FullHttpRequest&) {
+//              return HttpServer::text(HttpResponseStatus::OK, "Hello, World!");
+//            })
+//         .route(HttpMethod::POST, "/echo", [](FullHttpRequest& req) {
+//              FullHttpResponse res(HttpResponseStatus::OK, std::move(req.content()));
+//              return res;
+//            })
+//         .route(HttpMethod::GET, "/slow/*",                        // a prefix route
+//                [](FullHttpRequest req) -> asio::awaitable<FullHttpResponse> { ... co_await ... });
+//     EventLoopGroup group(4);
+//     auto channel = server.bind(group, "127.0.0.1", 8080);
+//     ...
+//     server.shutdownGracefully(5s);   // stops accepting, finishes requests in flight
+//
+// Routing: the path is the request target up to '?'. A route's path matches exactly, or, when it
+// ends with "/*", matches every path under that prefix. No route for the path: 404; a route for
+// the path but not the method: 405 with Allow. HEAD is answered by the GET route with the body
+// left out (the response keeps its Content-Length). A handler that throws gets a 500.
+//
+// Per connection (pipeline "http-idle", "http-decoder", "http-server"):
+//  - requests are aggregated (HttpObjectAggregator, Options::maxContentLength; "Expect:
+//    100-continue" is answered "100 Continue" before the body is read, or 413 / 417);
+//  - keep-alive follows HTTP/1.0 and 1.1 rules (Connection: close / keep-alive); a response to a
+//    request that ends the connection carries "connection: close" and the connection closes once
+//    it is written;
+//  - pipelining: responses go out in request order, also when coroutines finish out of order;
+//    responses produced while reading go into one buffer, written with one flush per read batch;
+//  - every response gets "date" (cached, refreshed once a second) and "content-length" when the
+//    handler set no framing;
+//  - a malformed request (HttpDecoderError) is answered with its status (400, 413, 414, 431, 501,
+//    505) and "connection: close", and the connection closes;
+//  - a connection idle (no read, no write) for Options::idleTimeout is closed, which also ends a
+//    slow-loris peer that trickles a request head in slower than that;
+//  - backpressure: while Options::maxPendingResponses responses wait for coroutines, or the
+//    channel is not writable, the connection stops reading.
+//
+// Threading: handlers run on their connection's loop; a coroutine handler runs there too. The
+// routes are registered before bind()/install() (later registration is an IllegalStateError) and
+// read without locks by every loop. The server object must outlive its channels' use of it only
+// through shared state: it may be destroyed while connections run (they keep the routes alive).
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <netbuf/codec/http/http_decoder_options.hpp>
+#include <netbuf/codec/http/http_object.hpp>
+#include <netbuf/transport/bootstrap.hpp>
+#include <netbuf/transport/channel_pipeline.hpp>
+#include <netbuf/transport/event_loop.hpp>
+#include <netbuf/transport/server_channel.hpp>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace netbuf {
+
+namespace detail {
+struct HttpServerState;
+}  // namespace detail
+
+/// Counters of one server (all its connections).
+struct HttpServerStats {
+  std::uint64_t connections = 0;     ///< connections served
+  std::uint64_t requests = 0;        ///< requests answered by a route (any status)
+  std::uint64_t badRequests = 0;     ///< requests refused by the decoder or aggregator
+  std::uint64_t notFound = 0;        ///< 404 and 405 answers
+  std::uint64_t handlerErrors = 0;   ///< handlers that threw (answered 500)
+  std::uint64_t idleClosed = 0;      ///< connections closed by the idle timeout
+};
+
+class HttpServer {
+ public:
+  /// A synchronous handler: returns the response.
+  using Handler = std::function<FullHttpResponse(FullHttpRequest& request)>;
+  /// A coroutine handler: runs on the connection's loop.
+  using AsyncHandler =
+      std::function<boost::asio::awaitable<FullHttpResponse>(FullHttpRequest request)>;
+
+  struct Options {
+    HttpDecoderOptions decoder;                         ///< request limits
+    std::uint64_t maxContentLength = 1 << 20;           ///< aggregated body limit (413)
+    std::chrono::milliseconds idleTimeout{60'000};      ///< 0: never
+    std::size_t maxPendingResponses = 64;               ///< coroutine responses in flight
+    std::string serverName;                             ///< "server" field when not empty
+  };
+
+  HttpServer();
+  explicit HttpServer(Options options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  /// Registers a route (see Routing). fn is a Handler or an AsyncHandler (a callable returning
+  /// asio::awaitable<FullHttpResponse>). IllegalStateError once serving has started.
+  template <class F>
+  HttpServer& route(HttpMethod method, std::string path, F&& fn) {
+    if constexpr (std::is_invocable_r_v<boost::asio::awaitable<FullHttpResponse>, F&,
+                                        FullHttpRequest>) {
+      return addRoute(method, std::move(path), Handler(), AsyncHandler(std::forward<F>(fn)));
+    } else {
+      return addRoute(method, std::move(path), Handler(std::forward<F>(fn)), AsyncHandler());
+    }
+  }
+  /// The handler for paths no route matches (default: 404 "Not Found").
+  HttpServer& fallback(Handler fn);
+
+  /// Adds the server's handlers to a channel's pipeline (EmbeddedChannel in tests).
+  void install(ChannelPipeline& pipeline);
+  /// Listens on host:port (0: any free port) on group's loops.
+  std::shared_ptr<ServerChannel> bind(EventLoopGroup& group, const std::string& host,
+                                      unsigned short port,
+                                      const ChannelOptions& options = ChannelOptions());
+  /// Stops accepting (closes the channels bind() returned), lets every connection finish the
+  /// requests it has read (their responses go out with "connection: close"), then closes it.
+  /// Returns false when connections were still open after timeout (they are closed then).
+  /// Any thread but a loop's.
+  bool shutdownGracefully(std::chrono::milliseconds timeout);
+
+  HttpServerStats stats() const noexcept;
+  const Options& options() const noexcept;
+
+  /// A response with a text body and its content-type ("text/plain; charset=utf-8").
+  static FullHttpResponse text(HttpResponseStatus status, std::string_view body,
+                               std::string_view contentType = "text/plain; charset=utf-8");
+
+ private:
+  HttpServer& addRoute(HttpMethod method, std::string path, Handler fn, AsyncHandler async);
+
+  std::shared_ptr<detail::HttpServerState> state_;
+};
+
+}  // namespace netbuf

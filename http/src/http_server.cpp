@@ -1,0 +1,504 @@
+// HttpServer (http_server.hpp): routing, the per-connection handler, graceful shutdown.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <deque>
+#include <mutex>
+#include <netbuf/buffer/illegal_state_error.hpp>
+#include <netbuf/codec/http/detail/http_object_encoder.hpp>
+#include <netbuf/codec/http/http_date.hpp>
+#include <netbuf/codec/http/http_decoder_error.hpp>
+#include <netbuf/codec/http/http_header_names.hpp>
+#include <netbuf/codec/http/http_object_aggregator.hpp>
+#include <netbuf/codec/http/http_request_decoder.hpp>
+#include <netbuf/http/http_server.hpp>
+#include <netbuf/transport/channel_group.hpp>
+#include <netbuf/transport/channel_handler.hpp>
+#include <netbuf/transport/channel_handler_context.hpp>
+#include <netbuf/transport/codec_channel_handler.hpp>
+#include <netbuf/transport/idle_state_handler.hpp>
+#include <netbuf/transport/socket_channel.hpp>
+#include <thread>
+#include <vector>
+
+namespace netbuf {
+
+namespace asio = boost::asio;
+
+namespace detail {
+
+struct HttpRoute {
+  HttpMethod::Id method;
+  std::string extensionMethod;  // for HttpMethod::Id::Other
+  std::string path;             // without the trailing "*" of a prefix route
+  bool prefix = false;
+  HttpServer::Handler handler;
+  HttpServer::AsyncHandler async;
+};
+
+struct HttpServerState {
+  explicit HttpServerState(HttpServer::Options o) : options(std::move(o)) {}
+
+  HttpServer::Options options;
+  std::vector<HttpRoute> routes;
+  HttpServer::Handler fallback;
+  std::atomic<bool> frozen{false};
+  std::atomic<bool> draining{false};
+  ChannelGroup connections{"http-connections"};
+  std::mutex serversMutex;
+  std::vector<std::shared_ptr<ServerChannel>> servers;
+
+  std::atomic<std::uint64_t> connectionCount{0};
+  std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::uint64_t> badRequests{0};
+  std::atomic<std::uint64_t> notFound{0};
+  std::atomic<std::uint64_t> handlerErrors{0};
+  std::atomic<std::uint64_t> idleClosed{0};
+};
+
+namespace {
+
+/// Closes after queued writes have gone out (a socket); other channels close at once.
+void closeAfterWrites(Channel& ch) {
+  if (auto* s = dynamic_cast<SocketChannel*>(&ch)) {
+    s->closeGracefully();
+  } else {
+    ch.close();
+  }
+}
+
+bool methodMatches(const HttpRoute& r, const HttpMethod& m) {
+  if (r.method != m.id()) return false;
+  return r.method != HttpMethod::Id::Other || r.extensionMethod == m.name();
+}
+
+bool pathMatches(const HttpRoute& r, std::string_view path) {
+  if (!r.prefix) return path == r.path;
+  return path.size() >= r.path.size() && path.substr(0, r.path.size()) == r.path;
+}
+
+/// Whether the connection stays open after answering req (RFC 9112 §9.3).
+bool isKeepAlive(const HttpRequest& req) {
+  const HttpHeaders& h = req.headers();
+  if (h.containsValue(HttpHeaderNames::kConnection, "close")) return false;
+  if (req.protocolVersion() == HttpVersion::HTTP_1_1) return true;
+  return h.containsValue(HttpHeaderNames::kConnection, "keep-alive");
+}
+
+/// The fields the server adds to every response, written straight into the encoded head.
+class ServerHeaders {
+ public:
+  ServerHeaders(const HttpServer::Options& o) : serverName_(o.serverName) {}
+  void apply(FullHttpResponse& res, bool keepAlive, HttpVersion requestVersion) const {
+    HttpHeaders& h = res.headers();
+    h.add(HttpHeaderNames::kDate, HttpDate::current());
+    if (!serverName_.empty()) h.add(HttpHeaderNames::kServer, serverName_);
+    if (!keepAlive) {
+      h.set(HttpHeaderNames::kConnection, "close");
+    } else if (requestVersion == HttpVersion::HTTP_1_0) {
+      h.set(HttpHeaderNames::kConnection, "keep-alive");
+    }
+    if (requestVersion == HttpVersion::HTTP_1_0) res.setProtocolVersion(HttpVersion::HTTP_1_0);
+  }
+
+ private:
+  std::string serverName_;
+};
+
+}  // namespace
+
+/// One connection's request handling (see http_server.hpp). Loop thread only.
+class HttpServerHandler : public ChannelHandler {
+ public:
+  explicit HttpServerHandler(std::shared_ptr<HttpServerState> state)
+      : state_(std::move(state)),
+        aggregator_(state_->options.maxContentLength),
+        headers_(state_->options),
+        self_(std::make_shared<HttpServerHandler*>(this)) {}
+  /// A coroutine that completes after the handler is gone finds *self_ == nullptr.
+  ~HttpServerHandler() override { *self_ = nullptr; }
+
+  void handlerAdded(ChannelHandlerContext& ctx) override {
+    ctx_ = &ctx;
+    aggregator_.setContinueHandler([this] {
+      // Before the body is read: the client is waiting for this to send it.
+      ByteBuf b = ctx_->alloc().buffer(32);
+      b.writeBytes(std::string_view("HTTP/1.1 100 Continue\r\n\r\n"));
+      ctx_->writeAndFlush(std::move(b));
+    });
+  }
+
+  void channelActive(ChannelHandlerContext& ctx) override {
+    state_->connectionCount.fetch_add(1, std::memory_order_relaxed);
+    state_->connections.add(ctx.channel().shared_from_this());
+    ctx.fireChannelActive();
+  }
+
+  void channelInactive(ChannelHandlerContext& ctx) override {
+    alive_ = false;
+    ctx.fireChannelInactive();
+  }
+
+  void channelRead(ChannelHandlerContext& ctx, Message msg) override {
+    if (!msg.is<HttpObject>()) return ctx.fireChannelRead(std::move(msg));
+    if (closing_) return;  // after a response that ends the connection, nothing more is read
+    out_.clear();
+    try {
+      aggregator_.channelRead(msg.take<HttpObject>(), out_);
+    } catch (const HttpDecoderError& e) {
+      return refuse(ctx, e);
+    }
+    for (HttpObject& o : out_) {
+      if (auto* req = std::get_if<FullHttpRequest>(&o)) handle(ctx, std::move(*req));
+      if (closing_) break;
+    }
+    out_.clear();
+  }
+
+  void channelReadComplete(ChannelHandlerContext& ctx) override {
+    flushBatch(ctx);
+    ctx.fireChannelReadComplete();
+  }
+
+  void exceptionCaught(ChannelHandlerContext& ctx, std::exception_ptr error) override {
+    try {
+      std::rethrow_exception(error);
+    } catch (const HttpDecoderError& e) {
+      refuse(ctx, e);
+    } catch (...) {
+      ctx.close();
+    }
+  }
+
+  void userEventTriggered(ChannelHandlerContext& ctx, Message event) override {
+    if (event.is<IdleStateEvent>()) {
+      if (pending_.empty()) {
+        state_->idleClosed.fetch_add(1, std::memory_order_relaxed);
+        ctx.close();
+      }
+      return;
+    }
+    if (event.is<DrainEvent>()) {
+      drain(ctx);
+      return;
+    }
+    ctx.fireUserEventTriggered(std::move(event));
+  }
+
+  void channelWritabilityChanged(ChannelHandlerContext& ctx) override {
+    updateAutoRead(ctx);
+    ctx.fireChannelWritabilityChanged();
+  }
+
+  MessageTypes inboundIn() const noexcept override { return typesOf<HttpObject>(); }
+  MessageTypes inboundOut() const noexcept override { return MessageTypes::passThrough(); }
+  MessageTypes outboundIn() const noexcept override { return MessageTypes::passThrough(); }
+  MessageTypes outboundOut() const noexcept override { return MessageTypes::passThrough(); }
+
+  /// The shutdown's request to finish and close.
+  struct DrainEvent {};
+
+ private:
+  void handle(ChannelHandlerContext& ctx, FullHttpRequest req) {
+    const bool keepAlive = isKeepAlive(req) && !state_->draining.load(std::memory_order_relaxed);
+    const HttpMethod method = req.method();
+    const bool head = method.id() == HttpMethod::Id::Head;
+    const HttpVersion version = req.protocolVersion();
+    if (!keepAlive) closing_ = true;
+
+    std::string_view path = req.uri();
+    path = path.substr(0, path.find('?'));
+    const HttpRoute* route = nullptr;
+    bool pathKnown = false;
+    for (const HttpRoute& r : state_->routes) {
+      if (!pathMatches(r, path)) continue;
+      pathKnown = true;
+      if (methodMatches(r, method) ||
+          (head && r.method == HttpMethod::Id::Get && route == nullptr)) {
+        route = &r;
+        if (methodMatches(r, method)) break;
+      }
+    }
+    if (route == nullptr) {
+      FullHttpResponse res = pathKnown ? methodNotAllowed(path) : notFound(req);
+      state_->notFound.fetch_add(1, std::memory_order_relaxed);
+      return respond(ctx, std::move(res), keepAlive, head, version, nextSlot());
+    }
+    state_->requests.fetch_add(1, std::memory_order_relaxed);
+    if (route->handler) {
+      FullHttpResponse res;
+      try {
+        res = route->handler(req);
+      } catch (const std::exception& e) {
+        state_->handlerErrors.fetch_add(1, std::memory_order_relaxed);
+        res = HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR, "Internal Server Error\n");
+      }
+      return respond(ctx, std::move(res), keepAlive, head, version, nextSlot());
+    }
+    // A coroutine: its response takes the next slot, written when every earlier one is.
+    const std::uint64_t slot = nextSlot();
+    pending_.push_back(Pending{slot, ByteBuf(), false});
+    updateAutoRead(ctx);
+    asio::co_spawn(
+        ctx.channel().get_executor(),
+        [fn = route->async, r = std::move(req)]() mutable -> asio::awaitable<FullHttpResponse> {
+          co_return co_await fn(std::move(r));
+        },
+        [weak = self_, slot, keepAlive, head, version](std::exception_ptr e,
+                                                       FullHttpResponse res) {
+          HttpServerHandler* self = *weak;
+          if (self == nullptr || !self->alive_) return;
+          if (e) {
+            self->state_->handlerErrors.fetch_add(1, std::memory_order_relaxed);
+            res = HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR,
+                                   "Internal Server Error\n");
+          }
+          self->respond(*self->ctx_, std::move(res), keepAlive, head, version, slot);
+          self->flushBatch(*self->ctx_);
+          self->updateAutoRead(*self->ctx_);
+        });
+  }
+
+  std::uint64_t nextSlot() noexcept { return nextSlot_++; }
+
+  FullHttpResponse notFound(FullHttpRequest& req) {
+    if (state_->fallback) return state_->fallback(req);
+    return HttpServer::text(HttpResponseStatus::NOT_FOUND, "Not Found\n");
+  }
+
+  FullHttpResponse methodNotAllowed(std::string_view path) {
+    FullHttpResponse res =
+        HttpServer::text(HttpResponseStatus::METHOD_NOT_ALLOWED, "Method Not Allowed\n");
+    std::string allow;
+    for (const HttpRoute& r : state_->routes) {
+      if (!pathMatches(r, path)) continue;
+      if (!allow.empty()) allow += ", ";
+      allow += r.method == HttpMethod::Id::Other ? std::string_view(r.extensionMethod)
+                                                 : HttpMethod::of(r.method).name();
+    }
+    res.headers().add(HttpHeaderNames::kAllow, allow);
+    return res;
+  }
+
+  /// Encodes a response into its slot: straight into the batch when every earlier response is
+  /// out, else held until they are.
+  void respond(ChannelHandlerContext& ctx, FullHttpResponse res, bool keepAlive, bool head,
+               HttpVersion version, std::uint64_t slot) {
+    headers_.apply(res, keepAlive, version);
+    ByteBuf encoded;
+    ByteBuf& dst = (pending_.empty() || pending_.front().slot == slot) ? batch(ctx) : encoded;
+    if (&dst == &encoded) encoded = ctx.alloc().buffer(256 + res.content().readableBytes());
+    HttpObjectEncoder::appendResponse(dst, res, head);
+    if (!keepAlive) closeAfterFlush_ = true;
+    if (pending_.empty()) {
+      maybeWriteBatch(ctx);
+      return;
+    }
+    for (Pending& p : pending_) {
+      if (p.slot == slot) {
+        p.ready = true;
+        if (&dst == &encoded) p.bytes = std::move(encoded);
+      }
+    }
+    // Release the ready responses at the front, in order.
+    while (!pending_.empty() && pending_.front().ready) {
+      if (pending_.front().bytes) batch(ctx).writeBytes(pending_.front().bytes);
+      pending_.pop_front();
+    }
+    maybeWriteBatch(ctx);
+  }
+
+  ByteBuf& batch(ChannelHandlerContext& ctx) {
+    if (!batch_) batch_ = ctx.alloc().buffer(kBatchBytes);
+    return batch_;
+  }
+
+  /// Hands a large batch to the channel early (bounded memory), without flushing.
+  void maybeWriteBatch(ChannelHandlerContext& ctx) {
+    if (batch_ && batch_.readableBytes() >= kBatchBytes) {
+      ctx.write(std::move(batch_));
+      batch_ = ByteBuf();
+      written_ = true;
+    }
+  }
+
+  void flushBatch(ChannelHandlerContext& ctx) {
+    if (batch_ && batch_.isReadable()) {
+      ctx.write(std::move(batch_));
+      written_ = true;
+    }
+    batch_ = ByteBuf();
+    if (written_) {
+      ctx.flush();
+      written_ = false;
+    }
+    if ((closeAfterFlush_ || draining_) && pending_.empty()) {
+      closeAfterFlush_ = false;
+      closeAfterWrites(ctx.channel());
+    }
+  }
+
+  void refuse(ChannelHandlerContext& ctx, const HttpDecoderError& e) {
+    state_->badRequests.fetch_add(1, std::memory_order_relaxed);
+    if (closing_ && !pending_.empty()) return;
+    closing_ = true;
+    FullHttpResponse res = HttpServer::text(HttpResponseStatus::valueOf(e.status()),
+                                            fmt::format("{}\n", e.what()));
+    respond(ctx, std::move(res), false, false, HttpVersion::HTTP_1_1, nextSlot());
+    flushBatch(ctx);
+  }
+
+  void drain(ChannelHandlerContext& ctx) {
+    draining_ = true;
+    closing_ = true;
+    if (pending_.empty()) flushBatch(ctx);
+  }
+
+  void updateAutoRead(ChannelHandlerContext& ctx) {
+    const bool want = pending_.size() < state_->options.maxPendingResponses &&
+                      ctx.channel().isWritable();
+    if (want != ctx.channel().isAutoRead()) ctx.channel().setAutoRead(want);
+  }
+
+  static constexpr std::size_t kBatchBytes = 16 * 1024;
+
+  struct Pending {
+    std::uint64_t slot;
+    ByteBuf bytes;  // the encoded response once ready (empty: written into the batch)
+    bool ready;
+  };
+
+  std::shared_ptr<HttpServerState> state_;
+  HttpObjectAggregator aggregator_;
+  ServerHeaders headers_;
+  ChannelHandlerContext* ctx_ = nullptr;
+  std::vector<HttpObject> out_;
+  ByteBuf batch_;
+  std::deque<Pending> pending_;
+  std::uint64_t nextSlot_ = 0;
+  bool closing_ = false;          // no more requests are read on this connection
+  bool closeAfterFlush_ = false;  // a response said "connection: close"
+  bool draining_ = false;         // the server is shutting down
+  bool written_ = false;          // bytes written since the last flush
+  bool alive_ = true;
+  std::shared_ptr<HttpServerHandler*> self_;  // see the destructor
+};
+
+}  // namespace detail
+
+namespace {
+
+void installWith(const std::shared_ptr<detail::HttpServerState>& state, ChannelPipeline& pipeline) {
+  state->frozen.store(true, std::memory_order_release);
+  const auto idle = state->options.idleTimeout;
+  if (idle.count() > 0) {
+    pipeline.addLast("http-idle", std::make_unique<IdleStateHandler>(
+                                      std::chrono::nanoseconds(0), std::chrono::nanoseconds(0),
+                                      std::chrono::duration_cast<std::chrono::nanoseconds>(idle)));
+  }
+  pipeline
+      .addLast("http-decoder",
+               std::make_unique<DecoderChannelHandler<HttpRequestDecoder>>(state->options.decoder))
+      .addLast("http-server", std::make_unique<detail::HttpServerHandler>(state));
+}
+
+}  // namespace
+
+HttpServer::HttpServer() : HttpServer(Options()) {}
+HttpServer::HttpServer(Options options)
+    : state_(std::make_shared<detail::HttpServerState>(std::move(options))) {}
+HttpServer::~HttpServer() = default;
+
+HttpServer& HttpServer::addRoute(HttpMethod method, std::string path, Handler fn,
+                                 AsyncHandler async) {
+  if (state_->frozen.load(std::memory_order_acquire)) {
+    throw IllegalStateError("HttpServer: routes are registered before serving starts");
+  }
+  detail::HttpRoute r;
+  r.method = method.id();
+  if (method.isExtension()) r.extensionMethod = std::string(method.name());
+  if (path.size() >= 2 && path.substr(path.size() - 2) == "/*") {
+    r.prefix = true;
+    path.pop_back();
+  }
+  r.path = std::move(path);
+  r.handler = std::move(fn);
+  r.async = std::move(async);
+  state_->routes.push_back(std::move(r));
+  return *this;
+}
+
+HttpServer& HttpServer::fallback(Handler fn) {
+  if (state_->frozen.load(std::memory_order_acquire)) {
+    throw IllegalStateError("HttpServer: the fallback is set before serving starts");
+  }
+  state_->fallback = std::move(fn);
+  return *this;
+}
+
+void HttpServer::install(ChannelPipeline& pipeline) { installWith(state_, pipeline); }
+
+std::shared_ptr<ServerChannel> HttpServer::bind(EventLoopGroup& group, const std::string& host,
+                                                unsigned short port,
+                                                const ChannelOptions& options) {
+  state_->frozen.store(true, std::memory_order_release);
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .childOptions(options)
+                    .childHandler([state = state_](SocketChannel& ch) {
+                      installWith(state, ch.pipeline());
+                    })
+                    .bind(host, port);
+  std::lock_guard<std::mutex> lock(state_->serversMutex);
+  state_->servers.push_back(server);
+  return server;
+}
+
+bool HttpServer::shutdownGracefully(std::chrono::milliseconds timeout) {
+  state_->draining.store(true, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(state_->serversMutex);
+    for (auto& s : state_->servers) s->close();
+    state_->servers.clear();
+  }
+  for (const auto& ch : state_->connections.channels()) {
+    ch->executor().execute([ch] {
+      if (ch->isOpen()) {
+        ch->pipeline().fireUserEventTriggered(Message(detail::HttpServerHandler::DrainEvent{}));
+      }
+    });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!state_->connections.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (state_->connections.empty()) return true;
+  for (const auto& ch : state_->connections.channels()) ch->close();
+  return false;
+}
+
+HttpServerStats HttpServer::stats() const noexcept {
+  const auto& s = *state_;
+  const auto r = [](const std::atomic<std::uint64_t>& c) {
+    return c.load(std::memory_order_relaxed);
+  };
+  return HttpServerStats{r(s.connectionCount), r(s.requests),      r(s.badRequests),
+                         r(s.notFound),        r(s.handlerErrors), r(s.idleClosed)};
+}
+
+const HttpServer::Options& HttpServer::options() const noexcept { return state_->options; }
+
+FullHttpResponse HttpServer::text(HttpResponseStatus status, std::string_view body,
+                                  std::string_view contentType) {
+  ByteBuf content = ByteBufAllocator::defaultAllocator().buffer(body.size());
+  content.writeBytes(body);
+  FullHttpResponse res(status, std::move(content));
+  res.headers().add(HttpHeaderNames::kContentType, contentType);
+  return res;
+}
+
+}  // namespace netbuf
