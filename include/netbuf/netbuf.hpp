@@ -79,6 +79,7 @@
 #include <netbuf/transport/event_loop.hpp>
 #include <netbuf/transport/event_loop_channel.hpp>
 #include <netbuf/transport/event_loop_executor.hpp>
+#include <netbuf/transport/file_region.hpp>
 #include <netbuf/transport/idle_state_handler.hpp>
 #include <netbuf/transport/logging_handler.hpp>
 #include <netbuf/transport/message.hpp>

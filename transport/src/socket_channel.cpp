@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <netbuf/transport/socket_channel.hpp>
+
 #include "detail/endpoint_format.hpp"
 
 namespace netbuf {
@@ -180,6 +182,13 @@ void SocketChannel::doWrite(Message msg, WriteListener* listener) {
     return;
   }
   AnyByteBuf buf;
+  if (msg.is<FileRegion>()) {
+    FileRegion file = msg.take<FileRegion>();
+    const auto n = static_cast<std::size_t>(file.count());
+    unflushed_.push_back({ByteBuf(), n, listener, std::move(file)});
+    addPending(n);
+    return;
+  }
   if (msg.is<ByteBuf>()) {
     buf = msg.take<ByteBuf>();
   } else if (msg.is<AnyByteBuf>()) {
@@ -188,7 +197,8 @@ void SocketChannel::doWrite(Message msg, WriteListener* listener) {
     buf = msg.take<CompositeByteBuf>();
   } else {
     throw MessageTypeError(fmt::format(
-        "SocketChannel writes buffers (ByteBuf, CompositeByteBuf, AnyByteBuf), not {}: put an "
+        "SocketChannel writes buffers (ByteBuf, CompositeByteBuf, AnyByteBuf) and FileRegions, "
+        "not {}: put an "
         "encoder for it in the pipeline",
         typeName(msg.type())));
   }
@@ -210,7 +220,11 @@ void SocketChannel::consumeWritten(std::size_t n) {
   while (n > 0 && !flushed_.empty()) {
     QueuedWrite& w = flushed_.front();
     const std::size_t take = std::min(n, w.remaining);
-    std::visit([take](auto& b) { b.skipBytes(take); }, w.buf);
+    if (w.file.isValid()) {
+      w.file.advance(take);
+    } else {
+      std::visit([take](auto& b) { b.skipBytes(take); }, w.buf);
+    }
     w.remaining -= take;
     n -= take;
     WriteListener* done = nullptr;
@@ -253,12 +267,33 @@ void SocketChannel::writeFlushed() {
       });
       return;
     }
+    if (flushed_.front().file.isValid()) {
+      // A file region goes out alone, with sendfile (zero copy); the buffers queued before it
+      // have been written by then, those after it wait for it.
+      FileRegion& f = flushed_.front().file;
+      auto off = static_cast<off_t>(f.position());
+      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(f.count(), 1U << 30));
+      const ssize_t n = ::sendfile(fd, f.fd(), &off, want);
+      if (n < 0) {
+        const int err = errno;
+        if (err == EINTR) continue;
+        if (err == EAGAIN || err == EWOULDBLOCK) return waitWritable();
+        return closeWithError(boost::system::error_code(err, boost::system::system_category()));
+      }
+      if (n == 0) {
+        // The file ended before the region did: the peer was promised more bytes than exist.
+        return closeWithError(boost::system::error_code(EIO, boost::system::system_category()));
+      }
+      consumeWritten(static_cast<std::size_t>(n));
+      if (!open_) return;
+      continue;
+    }
     iov_.clear();
     auto add = [&](const void* p, std::size_t n) {
       iov_.push_back(iovec{const_cast<void*>(p), n});
     };
     for (auto& w : flushed_) {
-      if (iov_.size() >= kMaxIovecs) break;
+      if (iov_.size() >= kMaxIovecs || w.file.isValid()) break;
       if (auto* b = std::get_if<ByteBuf>(&w.buf)) {
         if (b->isReadable()) add(b->readableBuffer().data(), b->readableBytes());
       } else {

@@ -61,6 +61,7 @@
 #include <netbuf/transport/detail/ring_queue.hpp>
 #include <netbuf/transport/event_loop.hpp>
 #include <netbuf/transport/event_loop_channel.hpp>
+#include <netbuf/transport/file_region.hpp>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -138,8 +139,9 @@ class SocketChannel final : public EventLoopChannel {
 
   struct QueuedWrite {
     AnyByteBuf buf;
-    std::size_t remaining;  // bytes of buf still to write
+    std::size_t remaining;  // bytes of buf (or file) still to write
     WriteListener* listener;
+    FileRegion file = {};   // valid: this write is a file region (buf is empty)
   };
 
   SocketChannel(EventLoop& loop, Socket socket, const ChannelOptions& options);
