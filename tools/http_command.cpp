@@ -2,14 +2,13 @@
 //
 //   GET  /          "Hello, World!" (text/plain)
 //   POST /echo      the request body, with the request's content-type
-//   GET  /files/REL DIR/REL when --root DIR is given (read into memory; see docs/http.md)
+//   GET  /files/REL DIR/REL when --root DIR is given (HttpServer::staticFiles: sendfile)
 //   anything else   404
 
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <netbuf/netbuf.hpp>
 #include <string>
 
@@ -17,51 +16,6 @@
 #include "stop_signals.hpp"
 
 namespace netbuf::tools {
-
-namespace {
-
-/// The file under root that rel names, or nothing when rel would leave root (after
-/// percent-decoding and normalising) or names no regular file.
-std::optional<std::filesystem::path> resolveUnder(const std::filesystem::path& root,
-                                                  std::string_view rel) {
-  std::string decoded;
-  for (std::size_t i = 0; i < rel.size(); ++i) {
-    if (rel[i] == '%') {
-      if (i + 2 >= rel.size()) return std::nullopt;
-      auto hex = [](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-      };
-      const int hi = hex(rel[i + 1]);
-      const int lo = hex(rel[i + 2]);
-      if (hi < 0 || lo < 0) return std::nullopt;
-      decoded.push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else {
-      decoded.push_back(rel[i]);
-    }
-  }
-  if (decoded.find('\0') != std::string::npos) return std::nullopt;
-  // Reject any ".." segment outright, and anything whose normal form leaves the root.
-  const std::filesystem::path relPath = std::filesystem::path(decoded).lexically_normal();
-  if (relPath.is_absolute()) return std::nullopt;
-  for (const auto& part : relPath) {
-    if (part == "..") return std::nullopt;
-  }
-  std::error_code ec;
-  const std::filesystem::path full = std::filesystem::weakly_canonical(root / relPath, ec);
-  if (ec) return std::nullopt;
-  const std::filesystem::path canonicalRoot = std::filesystem::weakly_canonical(root, ec);
-  if (ec) return std::nullopt;
-  auto [r, f] = std::mismatch(canonicalRoot.begin(), canonicalRoot.end(), full.begin(), full.end());
-  if (r != canonicalRoot.end()) return std::nullopt;
-  if (!std::filesystem::is_regular_file(full, ec)) return std::nullopt;
-  return full;
-}
-
-}  // namespace
 
 int runServeHttp(const ParsedOptions& options) {
   const std::string host = options.text("--host");
@@ -90,19 +44,7 @@ int runServeHttp(const ParsedOptions& options) {
                                             HttpHeaderValues::kApplicationOctetStream));
         return res;
       });
-  if (root) {
-    server.route(HttpMethod::GET, "/files/*", [root = *root](FullHttpRequest& req) {
-      std::string_view path = req.uri();
-      path = path.substr(0, path.find('?'));
-      const auto file = resolveUnder(root, path.substr(std::string_view("/files/").size()));
-      if (!file) return HttpServer::text(HttpResponseStatus::NOT_FOUND, "Not Found\n");
-      std::ifstream in(*file, std::ios::binary);
-      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      FullHttpResponse res(HttpResponseStatus::OK, Unpooled::wrappedBuffer(std::move(bytes)));
-      res.headers().add(HttpHeaderNames::kContentType, HttpHeaderValues::kApplicationOctetStream);
-      return res;
-    });
-  }
+  if (root) server.staticFiles("/files/", *root);
   EventLoopGroup group(threads);
   auto channel = server.bind(group, host, port);
   printListening(host, channel->port());

@@ -8,6 +8,7 @@
 #include <boost/asio/detached.hpp>
 #include <deque>
 #include <mutex>
+#include <netbuf/buffer/illegal_argument_error.hpp>
 #include <netbuf/buffer/illegal_state_error.hpp>
 #include <netbuf/codec/http/detail/http_object_encoder.hpp>
 #include <netbuf/codec/http/http_date.hpp>
@@ -15,6 +16,7 @@
 #include <netbuf/codec/http/http_header_names.hpp>
 #include <netbuf/codec/http/http_object_aggregator.hpp>
 #include <netbuf/codec/http/http_request_decoder.hpp>
+#include <netbuf/http/detail/static_files.hpp>
 #include <netbuf/http/http_server.hpp>
 #include <netbuf/transport/channel_group.hpp>
 #include <netbuf/transport/channel_handler.hpp>
@@ -38,6 +40,7 @@ struct HttpRoute {
   bool prefix = false;
   HttpServer::Handler handler;
   HttpServer::AsyncHandler async;
+  std::filesystem::path filesRoot;  // a staticFiles() route when not empty
 };
 
 struct HttpServerState {
@@ -229,6 +232,11 @@ class HttpServerHandler : public ChannelHandler {
       return respond(ctx, std::move(res), keepAlive, head, version, nextSlot());
     }
     state_->requests.fetch_add(1, std::memory_order_relaxed);
+    if (!route->filesRoot.empty()) {
+      StaticFileAnswer a = serveFile(req, route->filesRoot, path.substr(route->path.size()));
+      return respond(ctx, std::move(a.response), keepAlive, head, version, nextSlot(),
+                     std::move(a.file));
+    }
     if (route->handler) {
       FullHttpResponse res;
       try {
@@ -285,31 +293,46 @@ class HttpServerHandler : public ChannelHandler {
   }
 
   /// Encodes a response into its slot: straight into the batch when every earlier response is
-  /// out, else held until they are.
+  /// out, else held until they are. file: the body, sent after the head with sendfile.
   void respond(ChannelHandlerContext& ctx, FullHttpResponse res, bool keepAlive, bool head,
-               HttpVersion version, std::uint64_t slot) {
+               HttpVersion version, std::uint64_t slot, FileRegion file = {}) {
     headers_.apply(res, keepAlive, version);
-    ByteBuf encoded;
-    ByteBuf& dst = (pending_.empty() || pending_.front().slot == slot) ? batch(ctx) : encoded;
-    if (&dst == &encoded) encoded = ctx.alloc().buffer(256 + res.content().readableBytes());
-    HttpObjectEncoder::appendResponse(dst, res, head);
     if (!keepAlive) closeAfterFlush_ = true;
-    if (pending_.empty()) {
-      maybeWriteBatch(ctx);
-      return;
-    }
-    for (Pending& p : pending_) {
-      if (p.slot == slot) {
-        p.ready = true;
-        if (&dst == &encoded) p.bytes = std::move(encoded);
+    if (pending_.empty() || pending_.front().slot == slot) {
+      HttpObjectEncoder::appendResponse(batch(ctx), res, head);
+      emitFile(ctx, std::move(file));
+      if (!pending_.empty()) pending_.pop_front();
+    } else {
+      // Behind a coroutine still running: held in its slot (a synchronous response gets a new
+      // slot at the back; slots are numbered in request order).
+      ByteBuf bytes = ctx.alloc().buffer(256 + res.content().readableBytes());
+      HttpObjectEncoder::appendResponse(bytes, res, head);
+      auto it = std::find_if(pending_.begin(), pending_.end(),
+                             [slot](const Pending& p) { return p.slot == slot; });
+      if (it == pending_.end()) {
+        pending_.push_back(Pending{slot, std::move(bytes), true, std::move(file)});
+      } else {
+        it->bytes = std::move(bytes);
+        it->file = std::move(file);
+        it->ready = true;
       }
     }
-    // Release the ready responses at the front, in order.
+    // Release the ready responses now at the front, in order.
     while (!pending_.empty() && pending_.front().ready) {
-      if (pending_.front().bytes) batch(ctx).writeBytes(pending_.front().bytes);
+      batch(ctx).writeBytes(pending_.front().bytes);
+      emitFile(ctx, std::move(pending_.front().file));
       pending_.pop_front();
     }
     maybeWriteBatch(ctx);
+  }
+
+  /// A file body follows the bytes batched so far: both are written, in order.
+  void emitFile(ChannelHandlerContext& ctx, FileRegion file) {
+    if (!file.isValid()) return;
+    ctx.write(std::move(batch_));
+    batch_ = ByteBuf();
+    ctx.write(std::move(file));
+    written_ = true;
   }
 
   ByteBuf& batch(ChannelHandlerContext& ctx) {
@@ -368,8 +391,9 @@ class HttpServerHandler : public ChannelHandler {
 
   struct Pending {
     std::uint64_t slot;
-    ByteBuf bytes;  // the encoded response once ready (empty: written into the batch)
+    ByteBuf bytes;  // the encoded response once ready
     bool ready;
+    FileRegion file = {};  // its file body, if any
   };
 
   std::shared_ptr<HttpServerState> state_;
@@ -429,6 +453,19 @@ HttpServer& HttpServer::addRoute(HttpMethod method, std::string path, Handler fn
   r.handler = std::move(fn);
   r.async = std::move(async);
   state_->routes.push_back(std::move(r));
+  return *this;
+}
+
+HttpServer& HttpServer::staticFiles(std::string prefix, const std::filesystem::path& root) {
+  std::error_code ec;
+  const std::filesystem::path canonical = std::filesystem::canonical(root, ec);
+  if (ec || !std::filesystem::is_directory(canonical)) {
+    throw IllegalArgumentError("HttpServer::staticFiles: " + root.string() +
+                               " is not a directory");
+  }
+  if (prefix.empty() || prefix.back() != '/') prefix.push_back('/');
+  addRoute(HttpMethod::GET, prefix + "*", Handler(), AsyncHandler());
+  state_->routes.back().filesRoot = canonical;
   return *this;
 }
 

@@ -47,6 +47,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <netbuf/codec/http/http_decoder_options.hpp>
@@ -109,6 +110,13 @@ class HttpServer {
       return addRoute(method, std::move(path), Handler(std::forward<F>(fn)), AsyncHandler());
     }
   }
+  /// Serves the files under root for GET and HEAD of prefix + "REL" (prefix ends with '/'): the
+  /// file is sent with sendfile (FileRegion, no copy through user space), with its content-type
+  /// by extension, last-modified, If-Modified-Since (304) and one byte Range (206, 416).
+  /// Percent-encoded paths are decoded and no path, encoded or not, leaves root ("..", absolute
+  /// paths, symlinks pointing outside: 404). root must be an existing directory
+  /// (IllegalArgumentError otherwise).
+  HttpServer& staticFiles(std::string prefix, const std::filesystem::path& root);
   /// The handler for paths no route matches (default: 404 "Not Found").
   HttpServer& fallback(Handler fn);
 
