@@ -54,6 +54,7 @@
 #include <netbuf/codec/string_encoder.hpp>
 #include <netbuf/codec/varint32_frame_decoder.hpp>
 #include <netbuf/codec/varint32_length_field_prepender.hpp>
+#include <netbuf/http/http_client.hpp>
 #include <netbuf/http/http_server.hpp>
 #include <netbuf/rpc/message_pack_rpc_client.hpp>
 #include <netbuf/rpc/message_pack_rpc_server.hpp>

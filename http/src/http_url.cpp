@@ -1,0 +1,89 @@
+// HttpUrl (http_url.hpp).
+
+#include <netbuf/http/http_url.hpp>
+
+namespace netbuf {
+
+std::optional<HttpUrl> HttpUrl::parse(std::string_view url) {
+  constexpr std::string_view kScheme = "http://";
+  if (url.size() < kScheme.size()) return std::nullopt;
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    const char c = url[i];
+    const char lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    if (lower != kScheme[i]) return std::nullopt;
+  }
+  std::string_view rest = url.substr(kScheme.size());
+  if (const std::size_t hash = rest.find('#'); hash != std::string_view::npos) {
+    rest = rest.substr(0, hash);
+  }
+  const std::size_t pathStart = rest.find_first_of("/?");
+  std::string_view authority = rest.substr(0, pathStart);
+  HttpUrl u;
+  if (pathStart != std::string_view::npos) {
+    const std::string_view t = rest.substr(pathStart);
+    if (t.front() == '?') u.target.assign("/");
+    else u.target.clear();
+    u.target.append(t);
+  }
+  if (authority.empty() || authority.find('@') != std::string_view::npos) return std::nullopt;
+  std::string_view portText;
+  if (authority.front() == '[') {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    u.host = std::string(authority.substr(1, close - 1));
+    const std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return std::nullopt;
+      portText = after.substr(1);
+    }
+  } else {
+    const std::size_t colon = authority.rfind(':');
+    u.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) portText = authority.substr(colon + 1);
+  }
+  if (u.host.empty()) return std::nullopt;
+  for (const char c : u.host) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == '/' || c == '\\') return std::nullopt;
+  }
+  if (!portText.empty()) {
+    unsigned port = 0;
+    if (portText.size() > 5) return std::nullopt;
+    for (const char c : portText) {
+      if (c < '0' || c > '9') return std::nullopt;
+      port = port * 10 + static_cast<unsigned>(c - '0');
+    }
+    if (port == 0 || port > 65535) return std::nullopt;
+    u.port = static_cast<std::uint16_t>(port);
+  }
+  for (const char c : u.target) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return std::nullopt;
+  }
+  return u;
+}
+
+std::string HttpUrl::authority() const {
+  // Appended piece by piece (g++ 12 warns falsely about "[" + host + "]").
+  const bool v6 = host.find(':') != std::string::npos;
+  std::string a;
+  a.reserve(host.size() + 8);
+  if (v6) a.push_back('[');
+  a.append(host);
+  if (v6) a.push_back(']');
+  if (port != 80) {
+    a.push_back(':');
+    a.append(std::to_string(port));
+  }
+  return a;
+}
+
+std::optional<HttpUrl> HttpUrl::resolve(std::string_view location) const {
+  if (!location.empty() && location.front() == '/' &&
+      (location.size() == 1 || location[1] != '/')) {
+    HttpUrl u = *this;
+    u.target = std::string(location.substr(0, location.find('#')));
+    return u;
+  }
+  return parse(location);
+}
+
+}  // namespace netbuf
