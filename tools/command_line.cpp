@@ -85,6 +85,17 @@ ParsedOptions::ParsedOptions(const Subcommand& subcommand, std::span<const std::
       return;
     }
     const OptionSpec* o = findOption(subcommand, a);
+    if (o == nullptr && !a.empty() && a.front() != '-') {
+      // A positional argument: the first positional spec (a name without "--") not yet given.
+      for (const OptionSpec& p : subcommand.options) {
+        if (!p.name.empty() && p.name.front() != '-' && !given(p.name)) {
+          given_.emplace_back(p.name, a);
+          break;
+        }
+      }
+      if (!given_.empty() && given_.back().second.data() == a.data()) continue;
+      throw UsageError(fmt::format("unexpected argument '{}'", a));
+    }
     if (o == nullptr) throw UsageError(fmt::format("unknown option '{}'", a));
     std::string_view value;
     if (!o->valueName.empty()) {

@@ -18,8 +18,9 @@
 //
 // Options: "--name VALUE" (a value may start with '-': "--warmup -1" reads "-1" and rejects it as
 // a value); a flag takes no value; given twice, the last one counts. "--help" or "-h" in place
-// of an option prints the subcommand's usage on stdout and exits 0. There are no positional
-// arguments.
+// of an option prints the subcommand's usage on stdout and exits 0. A spec whose name does not
+// start with '-' ("URL") is a positional argument: it takes the next argument that is not an
+// option, in the table's order, and is read by its name like an option.
 
 #include <cstddef>
 #include <cstdint>

@@ -207,10 +207,39 @@ constexpr Subcommand kJson[] = {
     {"pretty", "indented form of stdin on stdout", {}, {}, runJsonPretty},
 };
 
+// ---- http
+
+constexpr OptionSpec kHttpGetOptions[] = {
+    {"URL", "", "http://host[:port]/path", {}, true},
+    {"--output", "FILE", "write the body to FILE instead of stdout"},
+    {"-o", "FILE", "the same as --output"},
+    {"--timeout", "S", "seconds to wait for the response", "30"},
+    {"--location", "", "follow redirects (at most 5)"},
+};
+
+constexpr OptionSpec kHttpPostOptions[] = {
+    {"URL", "", "http://host[:port]/path", {}, true},
+    {"--data", "DATA", "the body: the text DATA, or @FILE for FILE's bytes", {}, true},
+    {"--content-type", "TYPE", "the body's media type", "application/octet-stream"},
+    {"--output", "FILE", "write the response body to FILE instead of stdout"},
+    {"-o", "FILE", "the same as --output"},
+    {"--timeout", "S", "seconds to wait for the response", "30"},
+    {"--location", "", "follow redirects (at most 5)"},
+};
+
+constexpr Subcommand kHttp[] = {
+    {"get", "GET a URL: the body on stdout, the status line on stderr",
+     "Exits 0 on a 2xx response, 1 otherwise (another status, a connection or protocol error).",
+     kHttpGetOptions, runHttpGet},
+    {"post", "POST a body to a URL: the response body on stdout, the status line on stderr",
+     "Exits 0 on a 2xx response, 1 otherwise.", kHttpPostOptions, runHttpPost},
+};
+
 constexpr Command kTable[] = {
     {"bench", "built-in benchmarks", kBench},
     {"serve", "servers that run until SIGINT/SIGTERM", kServe},
     {"load", "load generators that report throughput and latency", kLoad},
+    {"http", "an HTTP/1.1 client (HttpClient)", kHttp},
     {"msgpack", "MessagePack <-> JSON on stdin/stdout", kMsgpack},
     {"json", "check and reformat JSON on stdin", kJson},
 };

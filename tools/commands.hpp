@@ -28,6 +28,8 @@ int runLoadRpc(const ParsedOptions& options);
 
 // http_command.cpp
 int runServeHttp(const ParsedOptions& options);
+int runHttpGet(const ParsedOptions& options);
+int runHttpPost(const ParsedOptions& options);
 
 // data_commands.cpp
 int runMsgpackEncode(const ParsedOptions& options);
