@@ -35,6 +35,11 @@ constexpr OptionSpec kBenchAcceptOptions[] = {
     {"--json", "", "one JSON object on stdout instead of the table"},
 };
 
+constexpr OptionSpec kBenchHttpOptions[] = {
+    {"--seconds", "S", "total measuring time in (0, 3600], spread over all rows", "3"},
+    {"--json", "", "one JSON object on stdout instead of the table"},
+};
+
 constexpr Subcommand kBench[] = {
     {"strings", "the text fast paths (UTF-8/UTF-16/ASCII) against their baselines",
      "Runs the shared string workloads (tools/bench_support/bench_strings.hpp) with a "
@@ -43,6 +48,12 @@ constexpr Subcommand kBench[] = {
      "ratio to each baseline (baseline time / netbuf time; for memcpy, the fraction of memcpy\n"
      "speed reached). vs-tier0 is netbuf's own scalar tier, forced.",
      kBenchStringsOptions, runBenchStrings},
+    {"http", "HTTP request parsing, netbuf's decoder against http-parser",
+     "Parses two requests (picohttpparser's 703-byte browser GET and a chunked POST) into the\n"
+     "head, field views and body slices, with HttpRequestDecoder and with Node's http-parser\n"
+     "2.9.4 in the same program, in alternating rounds; prints ns per request, GB/s and the\n"
+     "ratio (http-parser's time / netbuf's).",
+     kBenchHttpOptions, runBenchHttp},
     {"echo", "the echo server matrix, netbuf against the plain-Asio floor, in-process",
      "Starts an echo server in this process on 127.0.0.1 (port 0, one I/O thread) and drives it\n"
      "with the load client (one thread) over the standard matrix: 1 and 16 connections x 128 B\n"

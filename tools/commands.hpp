@@ -28,6 +28,7 @@ int runLoadRpc(const ParsedOptions& options);
 
 // http_command.cpp
 int runServeHttp(const ParsedOptions& options);
+int runBenchHttp(const ParsedOptions& options);
 int runHttpGet(const ParsedOptions& options);
 int runHttpPost(const ParsedOptions& options);
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <netbuf/netbuf.hpp>
 #include <string>
 
+#include "bench_http.hpp"
 #include "commands.hpp"
 #include "stop_signals.hpp"
 
@@ -114,6 +116,68 @@ int runRequest(const ParsedOptions& options, HttpMethod method, ByteBuf body) {
 }
 
 }  // namespace
+
+int runBenchHttp(const ParsedOptions& options) {
+  const double seconds = options.seconds("--seconds", 3600, true);
+  const bool json = options.flag("--json");
+  const auto workloads = bench::httpWorkloads();
+  constexpr int kRounds = 7;
+  // Alternating rounds (netbuf, http-parser, then the other way round), each side timed for an
+  // equal share of the budget; medians of the per-round ns/request.
+  const double share = seconds / (kRounds * 2.0 * static_cast<double>(workloads.size()));
+  std::string rows;
+  if (!json) {
+    std::printf("HTTP request parsing: head and field views (and body slices), one request per "
+                "call\n(%d alternating rounds; medians; ratio = http-parser time / netbuf time)"
+                "\n\n",
+                kRounds);
+    std::printf("%-24s %12s %10s %14s %10s %8s\n", "workload", "netbuf ns", "GB/s",
+                "http-parser ns", "GB/s", "ratio");
+  }
+  for (const auto& w : workloads) {
+    // Calibrate: iterations for `share` seconds of netbuf parsing.
+    const double probe = bench::timeNetbufParse(w, 2000) / 2000;
+    const auto iters = static_cast<std::size_t>(std::max(1000.0, share * 1e9 / probe));
+    std::vector<double> ours;
+    std::vector<double> theirs;
+    for (int r = 0; r < kRounds; ++r) {
+      if (r % 2 == 0) {
+        ours.push_back(bench::timeNetbufParse(w, iters) / static_cast<double>(iters));
+        if (bench::hasHttpParser())
+          theirs.push_back(bench::timeHttpParser(w, iters) / static_cast<double>(iters));
+      } else {
+        if (bench::hasHttpParser())
+          theirs.push_back(bench::timeHttpParser(w, iters) / static_cast<double>(iters));
+        ours.push_back(bench::timeNetbufParse(w, iters) / static_cast<double>(iters));
+      }
+    }
+    auto median = [](std::vector<double> v) {
+      if (v.empty()) return 0.0;
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    const double a = median(ours);
+    const double b = median(theirs);
+    const double bytes = static_cast<double>(w.bytes.size());
+    if (json) {
+      rows += fmt::format(
+          "{}{{\"workload\":\"{}\",\"bytes\":{},\"netbuf_ns\":{:.1f},\"http_parser_ns\":{:.1f},"
+          "\"ratio\":{:.3f}}}",
+          rows.empty() ? "" : ",", w.name, w.bytes.size(), a, b, b > 0 ? b / a : 0.0);
+    } else if (b > 0) {
+      std::printf("%-24s %12.1f %10.2f %14.1f %10.2f %8.2f\n", w.name.c_str(), a, bytes / a, b,
+                  bytes / b, b / a);
+    } else {
+      std::printf("%-24s %12.1f %10.2f %14s %10s %8s\n", w.name.c_str(), a, bytes / a, "-", "-",
+                  "-");
+    }
+  }
+  if (json) std::printf("{\"http_parse\":[%s]}\n", rows.c_str());
+  if (!bench::hasHttpParser() && !json) {
+    std::printf("\nhttp-parser was not found at build time (libhttp-parser-dev): no baseline.\n");
+  }
+  return kExitOk;
+}
 
 int runHttpGet(const ParsedOptions& options) {
   return runRequest(options, HttpMethod::GET, ByteBuf());
