@@ -1,6 +1,6 @@
 # Install rules and the CMake package config, so another project can do
 #   find_package(netbuf CONFIG REQUIRED)
-#   target_link_libraries(app PRIVATE netbuf::netbuf)     # or netbuf::buffer, ..., netbuf::rpc
+#   target_link_libraries(app PRIVATE netbuf::netbuf)     # or netbuf::buffer, ..., netbuf::http
 # Every module (NETBUF_MODULES, recorded by netbuf_add_module) and the umbrella target are
 # installed with their HEADERS file sets; the file sets also give the exported targets their
 # include directory.
