@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <netbuf/buffer/illegal_argument_error.hpp>
 #include <netbuf/codec/http/detail/http_scan.hpp>
 #include <netbuf/codec/http/http_headers.hpp>
@@ -128,6 +129,20 @@ void HttpHeaders::grow() {
 }
 
 void HttpHeaders::addUnchecked(std::string_view n, std::string_view v) {
+  // n or v may view the owned store itself (h.add("b", *h.get("a"))): storing n may reallocate
+  // the store and leave v dangling, so such text is copied out first.
+  const auto inOwned = [this](std::string_view s) {
+    return owned_ && !s.empty() &&
+           std::greater_equal<const char*>()(s.data(), owned_->data()) &&
+           std::less<const char*>()(s.data(), owned_->data() + owned_->size());
+  };
+  if (inOwned(n) || inOwned(v)) {
+    const std::string nc(n);
+    const std::string vc(v);
+    const TextRef nr = storeText(nc);
+    addRef(nr, storeText(vc));
+    return;
+  }
   const TextRef nr = storeText(n);
   const TextRef vr = storeText(v);
   addRef(nr, vr);

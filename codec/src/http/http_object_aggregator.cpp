@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <netbuf/codec/http/http_header_names.hpp>
 #include <netbuf/codec/http/http_object_aggregator.hpp>
 
@@ -65,8 +66,11 @@ void HttpObjectAggregator::decode(HttpObject msg, std::vector<HttpObject>& out) 
     size_ = 0;
     copied_ = false;
     content_ = ByteBuf();
-    expected_ = res->headers().getUInt(HttpHeaderNames::kContentLength).value_or(0);
-    if (expected_ > maxContentLength_) failTooLarge(expected_);
+    // A response is limited by the content it carries, not by its Content-Length: the response to
+    // a HEAD request and a 304 declare the length of content they do not carry. (The declared
+    // length still sizes the copy, within the limit.)
+    expected_ = std::min(res->headers().getUInt(HttpHeaderNames::kContentLength).value_or(0),
+                         maxContentLength_);
     response_.emplace(std::move(*res));
     return;
   }

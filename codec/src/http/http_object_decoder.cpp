@@ -214,24 +214,34 @@ void HttpObjectDecoder::readLines(ByteBuf& in, std::vector<HttpObject>& out, std
     const std::size_t le = static_cast<std::size_t>(static_cast<const char*>(lf) - p);
     scanned_ = le + 1;
     std::size_t end = le;
-    if (end > lineStart_ && p[end - 1] == '\r') {
-      --end;
-    } else if (!options_.allowBareLf) {
+    const bool crlf = end > lineStart_ && p[end - 1] == '\r';
+    if (crlf) --end;
+    // The limits are checked before the line's syntax (its ending included), as they are for a
+    // line still arriving (above): a line too long is refused for its length whether it arrived
+    // whole or in pieces, so the error never depends on how the input was split into reads.
+    if (!startLineDone_) {
+      if (end - lineStart_ > options_.maxInitialLineLength) {
+        if (kind_ == Kind::Request)
+          fail(&in, 414, "request-line-too-long",
+               fmt::format("request line of {} bytes, longer than {}", end - lineStart_,
+                           options_.maxInitialLineLength),
+               base, end - lineStart_, options_.maxInitialLineLength);
+        fail(&in, 400, "status-line-too-long",
+             fmt::format("status line of {} bytes, longer than {}", end - lineStart_,
+                         options_.maxInitialLineLength),
+             base, end - lineStart_, options_.maxInitialLineLength);
+      }
+    } else if (end != lineStart_ && le + 1 - fieldsStart_ > options_.maxHeaderSize) {
+      fail(&in, 431, trailers ? "trailer-section-too-large" : "header-section-too-large",
+           fmt::format("{} section larger than {} bytes", trailers ? "trailer" : "header",
+                       options_.maxHeaderSize),
+           base + fieldsStart_, le + 1 - fieldsStart_, options_.maxHeaderSize);
+    }
+    if (!crlf && !options_.allowBareLf) {
       fail(&in, 400, "bare-lf", "a line ends with LF without CR", base + le);
     }
     try {
       if (!startLineDone_) {
-        if (end - lineStart_ > options_.maxInitialLineLength) {
-          if (kind_ == Kind::Request)
-            fail(&in, 414, "request-line-too-long",
-                 fmt::format("request line of {} bytes, longer than {}", end - lineStart_,
-                             options_.maxInitialLineLength),
-                 base, end - lineStart_, options_.maxInitialLineLength);
-          fail(&in, 400, "status-line-too-long",
-               fmt::format("status line of {} bytes, longer than {}", end - lineStart_,
-                           options_.maxInitialLineLength),
-               base, end - lineStart_, options_.maxInitialLineLength);
-        }
         if (kind_ == Kind::Request) {
           parseRequestLine(p, lineStart_, end, base);
         } else {
@@ -254,12 +264,6 @@ void HttpObjectDecoder::readLines(ByteBuf& in, std::vector<HttpObject>& out, std
       throw;
     }
     lineStart_ = le + 1;
-    if (startLineDone_ && lineStart_ - fieldsStart_ > options_.maxHeaderSize) {
-      fail(&in, 431, trailers ? "trailer-section-too-large" : "header-section-too-large",
-           fmt::format("{} section larger than {} bytes", trailers ? "trailer" : "header",
-                       options_.maxHeaderSize),
-           base + fieldsStart_, lineStart_ - fieldsStart_, options_.maxHeaderSize);
-    }
   }
 }
 
@@ -416,12 +420,14 @@ void HttpObjectDecoder::completeHead(ByteBuf& in, std::vector<HttpObject>& out,
     const std::string_view name = h.name(f);
     if (name.size() == 14 && http_util::equalsIgnoreCase(name, HttpHeaderNames::kContentLength)) {
       // 1*DIGIT, possibly a list of identical values (RFC 9110 §8.6).
+      // Every element is checked, the one after a trailing comma too ("5," is refused as ",5"
+      // is).
       std::string_view v = h.value(f);
-      if (v.empty()) fail(&in, 400, "invalid-content-length", "empty Content-Length", base);
-      while (!v.empty()) {
+      for (bool more = true; more;) {
         const std::size_t comma = v.find(',');
         const std::string_view item = trimOws(v.substr(0, comma));
-        v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
+        more = comma != std::string_view::npos;
+        if (more) v.remove_prefix(comma + 1);
         if (item.empty()) fail(&in, 400, "invalid-content-length", "empty Content-Length", base);
         std::uint64_t value = 0;
         for (const char c : item) {
@@ -599,16 +605,17 @@ void HttpObjectDecoder::readChunkSize(ByteBuf& in, std::uint64_t base) {
   }
   const std::size_t le = static_cast<std::size_t>(static_cast<const char*>(lf) - p);
   std::size_t end = le;
-  if (end > 0 && p[end - 1] == '\r') {
-    --end;
-  } else if (!options_.allowBareLf) {
-    fail(&in, 400, "bare-lf", "a chunk-size line ends with LF without CR", base + le);
-  }
+  const bool crlf = end > 0 && p[end - 1] == '\r';
+  if (crlf) --end;
+  // The length before the ending, as in readLines (the error must not depend on the reads).
   if (end > options_.maxChunkLineLength) {
     fail(&in, 400, "chunk-line-too-long",
          fmt::format("chunk-size line of {} bytes, longer than {}", end,
                      options_.maxChunkLineLength),
          base, end, options_.maxChunkLineLength);
+  }
+  if (!crlf && !options_.allowBareLf) {
+    fail(&in, 400, "bare-lf", "a chunk-size line ends with LF without CR", base + le);
   }
   std::size_t i = 0;
   std::uint64_t size = 0;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <netbuf/codec/codec_errors.hpp>
 #include <netbuf/codec/http/detail/http_object_encoder.hpp>
+#include <netbuf/codec/http/detail/http_scan.hpp>
 #include <netbuf/codec/http/http_header_names.hpp>
 
 namespace netbuf::detail {
@@ -110,6 +111,22 @@ void writeLastChunk(ByteBuf& dst, const HttpHeaders* trailers) {
   throw EncoderError(fmt::format("HTTP encoder: {}", what), CodecError::kNone);
 }
 
+/// Refuses a start line that would not read back as the one line it is meant to be: a target or
+/// reason phrase holding CR LF would let whoever chose it add fields or whole messages (request or
+/// response splitting), as a field value could if HttpHeaders did not refuse it.
+void checkStartLine(const HttpRequest& r) {
+  if (!http_util::isToken(r.method().name())) misuse("a request method that is not a token");
+  const std::string_view uri = r.uri();
+  if (uri.empty() || http_scan::findTargetEnd(uri.data(), uri.size()) != uri.size())
+    misuse("a request target that is empty or holds SP, DEL or a control character");
+}
+void checkStartLine(const HttpResponse& r) {
+  const HttpResponseStatus s = r.status();
+  if (s.code() < 100 || s.code() > 999) misuse("a status code that is not three digits");
+  if (!http_util::isValidFieldValue(s.reasonPhrase()))
+    misuse("a reason phrase that holds a control character (CR, LF...)");
+}
+
 }  // namespace
 
 bool HttpObjectEncoder::nextIsHead(std::uint16_t status) {
@@ -133,8 +150,10 @@ void HttpObjectEncoder::encodeContent(const ByteBuf& content, bool last,
       if (size <= kCopyThreshold) {
         head.writeBytes(content);
       } else {
-        out.emplace_back(std::move(head));
+        // A part after its head has nothing in front of it: no empty buffer goes out.
+        if (head.isReadable()) out.emplace_back(std::move(head));
         out.emplace_back(std::move(owned));
+        head = ByteBuf();
       }
       break;
     case Framing::Chunked:
@@ -171,6 +190,7 @@ void HttpObjectEncoder::encode(bool responses, HttpObject&& msg, std::vector<Any
                              : "a response given to a request encoder");
           }
           if (framing_ != Framing::None) misuse("a new head before the last content");
+          checkStartLine(m);
           const HttpHeaders& h = m.headers();
           const bool chunked = isChunked(h);
           bool mayHaveContent = true;
@@ -229,6 +249,7 @@ void HttpObjectEncoder::encode(bool responses, HttpObject&& msg, std::vector<Any
 }
 
 void HttpObjectEncoder::appendResponse(ByteBuf& dst, const FullHttpResponse& r, bool headRequest) {
+  checkStartLine(r);
   const HttpHeaders& h = r.headers();
   const std::size_t size = r.content().readableBytes();
   const bool mayHaveContent = r.status().mayHaveContent();

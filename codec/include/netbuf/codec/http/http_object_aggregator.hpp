@@ -14,6 +14,8 @@
 //    handler is called (a server writes "100 Continue" with it) before any content is read; one
 //    whose length does not fit fails with 413 at once, without waiting for the body;
 //  - any other expectation: HttpDecoderError 417 "unsupported-expectation", message discarded.
+// Responses are limited by the content counted as it arrives only: the response to a HEAD request
+// and a 304 declare, in Content-Length, content they do not carry.
 // A server answers the error's status and closes (HttpServer does).
 
 #include <cstdint>

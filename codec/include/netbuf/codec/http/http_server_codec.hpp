@@ -23,13 +23,28 @@ class HttpServerCodec {
                            ByteBufAllocator& alloc = ByteBufAllocator::defaultAllocator())
       : decoder_(options, alloc), encoder_(alloc) {}
 
+  // Constrained to what the decoder reads, so that callers probing for channelRead (DecoderRunner,
+  // pipelines) see the codec's real input types.
   template <class In, class OnError>
+  requires requires(HttpRequestDecoder& d, In&& in, Output& out, OnError&& onError) {
+    d.channelRead(std::forward<In>(in), out, onError);
+  }
   void channelRead(In&& in, Output& out, OnError&& onError) {
     const std::size_t before = out.size();
-    decoder_.channelRead(std::forward<In>(in), out, onError);
+    try {
+      decoder_.channelRead(std::forward<In>(in), out, onError);
+    } catch (...) {
+      // The requests decoded before an error the handler rethrew are in out: they will be
+      // answered, so the encoder must know their methods all the same.
+      noteRequests(out, before);
+      throw;
+    }
     noteRequests(out, before);
   }
   template <class In>
+  requires requires(HttpRequestDecoder& d, In&& in, Output& out) {
+    d.channelRead(std::forward<In>(in), out);
+  }
   void channelRead(In&& in, Output& out) {
     channelRead(std::forward<In>(in), out, RethrowCodecError{});
   }
