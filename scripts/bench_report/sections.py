@@ -322,8 +322,26 @@ JSON = Chart(
     summary=[("netbuf", "rapidjson", "JSON\nvs RapidJSON")],
 )
 
+HTTP_PARSE = Chart(
+    name="http",
+    title="HTTP/1.1 request parsing into head, field views and body slices, against http-parser",
+    source="http_bench",
+    series=[
+        Series("netbuf", "netbuf HttpRequestDecoder", True),
+        Series("http_parser", "http-parser 2.9.4", False),
+    ],
+    groups=[
+        Group("browser GET\n703 B", {"netbuf": "get/netbuf", "http_parser": "get/http_parser"}),
+        Group("chunked POST\n2203 B", {
+            "netbuf": "chunked/netbuf", "http_parser": "chunked/http_parser"}),
+    ],
+    ylabel="CPU time per request",
+    summary=[("netbuf", "http_parser", "HTTP parsing\nvs http-parser")],
+)
+
 # In run order: the microbenchmarks first (short, single-threaded), then the echo and RPC loads.
-CHARTS = [BYTEBUF, TEXT, ALLOCATOR, COMPOSITE, FRAME_DECODERS, MSGPACK, JSON, ECHO, RPC]
+CHARTS = [BYTEBUF, TEXT, ALLOCATOR, COMPOSITE, FRAME_DECODERS, MSGPACK, JSON, HTTP_PARSE, ECHO,
+          RPC]
 
 PROGRAMS = [c.source for c in CHARTS if c.source.endswith("_bench")]
 

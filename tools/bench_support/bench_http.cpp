@@ -54,19 +54,47 @@ std::vector<HttpWorkload> httpWorkloads() {
   return w;
 }
 
-double timeNetbufParse(const HttpWorkload& w, std::size_t iterations) {
-  ByteBuf source = ByteBufAllocator::defaultAllocator().buffer(w.bytes.size());
-  source.writeBytes(w.bytes);
-  HttpRequestDecoder decoder;
-  std::vector<HttpObject> out;
-  out.reserve(16);
-  const auto t0 = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < iterations; ++i) {
-    decoder.channelRead(source.retainedDuplicate(), out);
-    if (out.size() != w.objects) throw std::runtime_error("netbuf: unexpected decode of " + w.name);
-    out.clear();
+namespace {
+
+class NetbufRunner final : public HttpParseRunner {
+ public:
+  explicit NetbufRunner(const HttpWorkload& w)
+      : source_(ByteBufAllocator::defaultAllocator().buffer(w.bytes.size())),
+        expected_(w.objects),
+        name_(w.name) {
+    source_.writeBytes(w.bytes);
+    out_.reserve(16);
   }
+  void parseOnce() override {
+    decoder_.channelRead(source_.retainedDuplicate(), out_);
+    if (out_.size() != expected_) throw std::runtime_error("netbuf: unexpected decode of " + name_);
+    out_.clear();
+  }
+
+ private:
+  ByteBuf source_;
+  HttpRequestDecoder decoder_;
+  std::vector<HttpObject> out_;
+  std::size_t expected_;
+  std::string name_;
+};
+
+template <class Runner>
+double timeRunner(Runner& r, std::size_t iterations) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < iterations; ++i) r.parseOnce();
   return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+std::unique_ptr<HttpParseRunner> netbufRunner(const HttpWorkload& w) {
+  return std::make_unique<NetbufRunner>(w);
+}
+
+double timeNetbufParse(const HttpWorkload& w, std::size_t iterations) {
+  NetbufRunner r(w);
+  return timeRunner(r, iterations);
 }
 
 #ifdef NETBUF_HAVE_HTTP_PARSER
@@ -110,34 +138,49 @@ int onComplete(http_parser* p) {
   return 0;
 }
 
-}  // namespace
-
-double timeHttpParser(const HttpWorkload& w, std::size_t iterations) {
-  http_parser_settings settings{};
-  settings.on_url = onUrl;
-  settings.on_header_field = onField;
-  settings.on_header_value = onValue;
-  settings.on_body = onBody;
-  settings.on_message_complete = onComplete;
-  Parsed parsed;
-  http_parser parser;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < iterations; ++i) {
-    http_parser_init(&parser, HTTP_REQUEST);
-    parser.data = &parsed;
-    parsed.fields = 0;
-    parsed.bodies = 0;
-    parsed.complete = false;
-    const std::size_t n = http_parser_execute(&parser, &settings, w.bytes.data(), w.bytes.size());
-    if (n != w.bytes.size() || !parsed.complete) {
-      throw std::runtime_error("http-parser: unexpected parse of " + w.name);
+class HttpParserRunner final : public HttpParseRunner {
+ public:
+  explicit HttpParserRunner(const HttpWorkload& w) : bytes_(w.bytes), name_(w.name) {
+    settings_.on_url = onUrl;
+    settings_.on_header_field = onField;
+    settings_.on_header_value = onValue;
+    settings_.on_body = onBody;
+    settings_.on_message_complete = onComplete;
+  }
+  void parseOnce() override {
+    http_parser_init(&parser_, HTTP_REQUEST);
+    parser_.data = &parsed_;
+    parsed_.fields = 0;
+    parsed_.bodies = 0;
+    parsed_.complete = false;
+    const std::size_t n = http_parser_execute(&parser_, &settings_, bytes_.data(), bytes_.size());
+    if (n != bytes_.size() || !parsed_.complete) {
+      throw std::runtime_error("http-parser: unexpected parse of " + name_);
     }
   }
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+
+ private:
+  std::string bytes_;
+  std::string name_;
+  http_parser_settings settings_{};
+  http_parser parser_{};
+  Parsed parsed_;
+};
+
+}  // namespace
+
+std::unique_ptr<HttpParseRunner> httpParserRunner(const HttpWorkload& w) {
+  return std::make_unique<HttpParserRunner>(w);
+}
+
+double timeHttpParser(const HttpWorkload& w, std::size_t iterations) {
+  HttpParserRunner r(w);
+  return timeRunner(r, iterations);
 }
 
 bool hasHttpParser() noexcept { return true; }
 #else
+std::unique_ptr<HttpParseRunner> httpParserRunner(const HttpWorkload&) { return nullptr; }
 double timeHttpParser(const HttpWorkload&, std::size_t) { return 0; }
 bool hasHttpParser() noexcept { return false; }
 #endif

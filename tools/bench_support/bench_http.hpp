@@ -13,6 +13,7 @@
 //    each field's name and value and each body piece as (pointer, length) views.
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,18 @@ struct HttpWorkload {
 /// The two workloads: picohttpparser's 703-byte browser GET, and a chunked POST (a JSON upload
 /// in four chunks with a trailer).
 std::vector<HttpWorkload> httpWorkloads();
+
+/// One side's parser, prepared once for a workload (decoder, input buffer, callbacks);
+/// parseOnce() parses the request once and throws std::runtime_error if the result is not the
+/// expected one.
+class HttpParseRunner {
+ public:
+  virtual ~HttpParseRunner() = default;
+  virtual void parseOnce() = 0;
+};
+std::unique_ptr<HttpParseRunner> netbufRunner(const HttpWorkload& w);
+/// nullptr when netbuf was built without http-parser.
+std::unique_ptr<HttpParseRunner> httpParserRunner(const HttpWorkload& w);
 
 /// Parses w `iterations` times with netbuf's decoder; returns the nanoseconds taken. Throws
 /// std::runtime_error if a parse does not produce the expected objects.

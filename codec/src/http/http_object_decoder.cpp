@@ -94,6 +94,18 @@ void HttpObjectDecoder::finishMessage() noexcept {
 }
 
 void HttpObjectDecoder::decode(ByteBuf& in, std::vector<HttpObject>& out, std::uint64_t base) {
+  // Steps until one makes no progress: a message of several parts (a chunked body, pipelined
+  // requests) costs one call from the framework's loop, not one per part.
+  const std::size_t start = in.readableBytes();
+  for (;;) {
+    const std::size_t before = in.readableBytes();
+    const State state = state_;
+    step(in, out, base + (start - before));
+    if (in.readableBytes() == before && state_ == state) return;
+  }
+}
+
+void HttpObjectDecoder::step(ByteBuf& in, std::vector<HttpObject>& out, std::uint64_t base) {
   const std::size_t n = in.readableBytes();
   if (n == 0) return;
   const char* p = reinterpret_cast<const char*>(in.readPtr());

@@ -49,8 +49,9 @@ class HttpObjectDecoder {
 
   HttpObjectDecoder(Kind kind, const HttpDecoderOptions& options);
 
-  /// One step: consumes what it can of in (at stream offset base) and appends what it decoded.
-  /// Throws HttpDecoderError (after switching to Discard and skipping in's bytes).
+  /// Consumes what it can of in (at stream offset base) and appends what it decoded, step by step
+  /// until a step makes no progress. Throws HttpDecoderError (after switching to Discard and
+  /// skipping in's bytes); what was decoded before it is in out.
   void decode(ByteBuf& in, std::vector<HttpObject>& out, std::uint64_t base);
   /// End of stream: completes a close-delimited body (LastHttpContent) or reports a message cut
   /// short (HttpDecoderError "premature-end-of-stream"), then resets.
@@ -65,6 +66,8 @@ class HttpObjectDecoder {
   HttpDecoderOptions& options() noexcept { return options_; }
 
  private:
+  /// One state's work (decode() repeats it).
+  void step(ByteBuf& in, std::vector<HttpObject>& out, std::uint64_t base);
   // Head parsing
   void resetMessage() noexcept;
   void readLines(ByteBuf& in, std::vector<HttpObject>& out, std::uint64_t base);
