@@ -53,7 +53,9 @@ struct HttpServerState {
   std::atomic<bool> draining{false};
   ChannelGroup connections{"http-connections"};
   std::mutex serversMutex;
-  std::vector<std::shared_ptr<ServerChannel>> servers;
+  // Not owned: a listener holds this state (its child handler installs it), so owning it here
+  // would make a cycle that outlives everything (and a listener must not outlive its group).
+  std::vector<std::weak_ptr<ServerChannel>> servers;
 
   std::atomic<std::uint64_t> connectionCount{0};
   std::atomic<std::uint64_t> requests{0};
@@ -61,6 +63,7 @@ struct HttpServerState {
   std::atomic<std::uint64_t> notFound{0};
   std::atomic<std::uint64_t> handlerErrors{0};
   std::atomic<std::uint64_t> idleClosed{0};
+  std::atomic<std::uint64_t> headTimeouts{0};
 };
 
 namespace {
@@ -92,24 +95,37 @@ bool isKeepAlive(const HttpRequest& req) {
   return h.containsValue(HttpHeaderNames::kConnection, "keep-alive");
 }
 
-/// The fields the server adds to every response, written straight into the encoded head.
+/// The fields the server adds to every response, formatted into a buffer the connection reuses
+/// and written straight into the encoded head: the response itself is not modified (adding them
+/// to its HttpHeaders would allocate its text store for every response).
 class ServerHeaders {
  public:
-  ServerHeaders(const HttpServer::Options& o) : serverName_(o.serverName) {}
-  void apply(FullHttpResponse& res, bool keepAlive, HttpVersion requestVersion) const {
+  explicit ServerHeaders(const HttpServer::Options& o) : serverName_(o.serverName) {}
+  /// The extra field lines for res (valid until the next call); sets res's version to the
+  /// request's and removes a connection field the handler set when the server decides.
+  std::string_view apply(FullHttpResponse& res, bool keepAlive, HttpVersion requestVersion) {
     HttpHeaders& h = res.headers();
-    h.add(HttpHeaderNames::kDate, HttpDate::current());
-    if (!serverName_.empty()) h.add(HttpHeaderNames::kServer, serverName_);
+    lines_.clear();
+    if (!h.contains(HttpHeaderNames::kDate)) {
+      lines_.append("date: ").append(HttpDate::current()).append("\r\n");
+    }
+    if (!serverName_.empty() && !h.contains(HttpHeaderNames::kServer)) {
+      lines_.append("server: ").append(serverName_).append("\r\n");
+    }
     if (!keepAlive) {
-      h.set(HttpHeaderNames::kConnection, "close");
+      h.remove(HttpHeaderNames::kConnection);
+      lines_.append("connection: close\r\n");
     } else if (requestVersion == HttpVersion::HTTP_1_0) {
-      h.set(HttpHeaderNames::kConnection, "keep-alive");
+      h.remove(HttpHeaderNames::kConnection);
+      lines_.append("connection: keep-alive\r\n");
     }
     if (requestVersion == HttpVersion::HTTP_1_0) res.setProtocolVersion(HttpVersion::HTTP_1_0);
+    return lines_;
   }
 
  private:
   std::string serverName_;
+  std::string lines_;
 };
 
 }  // namespace
@@ -123,35 +139,55 @@ class HttpServerHandler : public ChannelHandler {
         headers_(state_->options),
         self_(std::make_shared<HttpServerHandler*>(this)) {}
   /// A coroutine that completes after the handler is gone finds *self_ == nullptr.
-  ~HttpServerHandler() override { *self_ = nullptr; }
+  ~HttpServerHandler() override {
+    *self_ = nullptr;
+    headTimer_.cancel();
+  }
 
   void handlerAdded(ChannelHandlerContext& ctx) override {
     ctx_ = &ctx;
     aggregator_.setContinueHandler([this] {
-      // Before the body is read: the client is waiting for this to send it.
-      ByteBuf b = ctx_->alloc().buffer(32);
-      b.writeBytes(std::string_view("HTTP/1.1 100 Continue\r\n\r\n"));
-      ctx_->writeAndFlush(std::move(b));
+      // Before the body is read: the client is waiting for this to send it. An interim response
+      // belongs to its request, so it goes out after the responses to earlier (pipelined) ones:
+      // at once behind the batch, or in a slot of its own behind a coroutine still running.
+      constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      if (pending_.empty()) {
+        batch(*ctx_).writeBytes(kContinue);
+        flushBatch(*ctx_);
+      } else {
+        ByteBuf b = ctx_->alloc().buffer(kContinue.size());
+        b.writeBytes(kContinue);
+        pending_.push_back(Pending{nextSlot(), std::move(b), true});
+      }
     });
+    // Installed on a channel already active (EmbeddedChannel): no channelActive will come.
+    if (ctx.channel().isActive()) registerConnection(ctx);
   }
 
   void channelActive(ChannelHandlerContext& ctx) override {
-    state_->connectionCount.fetch_add(1, std::memory_order_relaxed);
-    state_->connections.add(ctx.channel().shared_from_this());
+    registerConnection(ctx);
     ctx.fireChannelActive();
   }
 
   void channelInactive(ChannelHandlerContext& ctx) override {
     alive_ = false;
+    headTimer_.cancel();
     ctx.fireChannelInactive();
   }
 
   void channelRead(ChannelHandlerContext& ctx, Message msg) override {
     if (!msg.is<HttpObject>()) return ctx.fireChannelRead(std::move(msg));
     if (closing_) return;  // after a response that ends the connection, nothing more is read
+    HttpObject obj = msg.take<HttpObject>();
+    if (std::holds_alternative<HttpRequest>(obj)) {
+      ++heads_;
+      inMessage_ = true;
+    } else if (std::holds_alternative<LastHttpContent>(obj)) {
+      inMessage_ = false;
+    }
     out_.clear();
     try {
-      aggregator_.channelRead(msg.take<HttpObject>(), out_);
+      aggregator_.channelRead(std::move(obj), out_);
     } catch (const HttpDecoderError& e) {
       return refuse(ctx, e);
     }
@@ -173,6 +209,7 @@ class HttpServerHandler : public ChannelHandler {
     } catch (const HttpDecoderError& e) {
       refuse(ctx, e);
     } catch (...) {
+      closing_ = true;  // the close flushes the decoder into channelRead: read nothing more
       ctx.close();
     }
   }
@@ -241,7 +278,7 @@ class HttpServerHandler : public ChannelHandler {
       FullHttpResponse res;
       try {
         res = route->handler(req);
-      } catch (const std::exception& e) {
+      } catch (...) {  // anything: a non-std exception must not unwind into the pipeline
         state_->handlerErrors.fetch_add(1, std::memory_order_relaxed);
         res = HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR, "Internal Server Error\n");
       }
@@ -273,8 +310,52 @@ class HttpServerHandler : public ChannelHandler {
 
   std::uint64_t nextSlot() noexcept { return nextSlot_++; }
 
+  /// Counts the connection and adds it to those shutdownGracefully() drains (once).
+  void registerConnection(ChannelHandlerContext& ctx) {
+    if (registered_) return;
+    registered_ = true;
+    scheduleHeadCheck(ctx);
+    state_->connectionCount.fetch_add(1, std::memory_order_relaxed);
+    // A channel no shared_ptr owns (an EmbeddedChannel on a test's stack) cannot be held.
+    if (auto ch = ctx.channel().weak_from_this().lock()) state_->connections.add(std::move(ch));
+  }
+
+  /// The request-head timeout (Options::requestHeadTimeout): a periodic check, not a timer per
+  /// request (that would cost an allocation and a timer-queue insertion per request). A
+  /// connection that starts no request head during a whole period while it owes no response and
+  /// is between messages is closed: an idle keep-alive connection, or a peer trickling a head
+  /// slower than the idle timeout (slow loris). A head therefore has between one and two periods.
+  void scheduleHeadCheck(ChannelHandlerContext& ctx) {
+    const auto period = state_->options.requestHeadTimeout;
+    if (period.count() <= 0) return;
+    headTimer_ = ctx.channel().executor().schedule(period, [weak = self_] {
+      HttpServerHandler* self = *weak;
+      if (self == nullptr || !self->alive_) return;
+      self->checkHead();
+    });
+  }
+
+  void checkHead() {
+    if (heads_ == headsAtCheck_ && !inMessage_ && pending_.empty() && !closing_) {
+      state_->headTimeouts.fetch_add(1, std::memory_order_relaxed);
+      closing_ = true;
+      ctx_->close();
+      return;
+    }
+    headsAtCheck_ = heads_;
+    scheduleHeadCheck(*ctx_);
+  }
+
   FullHttpResponse notFound(FullHttpRequest& req) {
-    if (state_->fallback) return state_->fallback(req);
+    if (state_->fallback) {
+      try {
+        return state_->fallback(req);
+      } catch (...) {  // like a route's handler: a 500, not an exception into the pipeline
+        state_->handlerErrors.fetch_add(1, std::memory_order_relaxed);
+        return HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR,
+                                "Internal Server Error\n");
+      }
+    }
     return HttpServer::text(HttpResponseStatus::NOT_FOUND, "Not Found\n");
   }
 
@@ -296,17 +377,19 @@ class HttpServerHandler : public ChannelHandler {
   /// out, else held until they are. file: the body, sent after the head with sendfile.
   void respond(ChannelHandlerContext& ctx, FullHttpResponse res, bool keepAlive, bool head,
                HttpVersion version, std::uint64_t slot, FileRegion file = {}) {
-    headers_.apply(res, keepAlive, version);
+    // Draining: the last response the connection owes says that the connection ends.
+    if (draining_ && slot + 1 == nextSlot_) keepAlive = false;
+    const std::string_view extra = headers_.apply(res, keepAlive, version);
     if (!keepAlive) closeAfterFlush_ = true;
     if (pending_.empty() || pending_.front().slot == slot) {
-      HttpObjectEncoder::appendResponse(batch(ctx), res, head);
+      encode(batch(ctx), res, head, extra, file);
       emitFile(ctx, std::move(file));
       if (!pending_.empty()) pending_.pop_front();
     } else {
       // Behind a coroutine still running: held in its slot (a synchronous response gets a new
       // slot at the back; slots are numbered in request order).
       ByteBuf bytes = ctx.alloc().buffer(256 + res.content().readableBytes());
-      HttpObjectEncoder::appendResponse(bytes, res, head);
+      encode(bytes, res, head, extra, file);
       auto it = std::find_if(pending_.begin(), pending_.end(),
                              [slot](const Pending& p) { return p.slot == slot; });
       if (it == pending_.end()) {
@@ -324,6 +407,23 @@ class HttpServerHandler : public ChannelHandler {
       pending_.pop_front();
     }
     maybeWriteBatch(ctx);
+  }
+
+  /// Appends the encoded response to dst; a response the encoder refuses (a reason phrase with
+  /// CR LF, a status out of range: it would split the stream) becomes a 500, and its file is
+  /// dropped. The encoder checks the head before writing anything, so dst is intact then.
+  void encode(ByteBuf& dst, const FullHttpResponse& res, bool head, std::string_view extra,
+              FileRegion& file) {
+    try {
+      HttpObjectEncoder::appendResponse(dst, res, head, extra);
+    } catch (const EncoderError&) {
+      state_->handlerErrors.fetch_add(1, std::memory_order_relaxed);
+      file = FileRegion();
+      HttpObjectEncoder::appendResponse(
+          dst,
+          HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR, "Internal Server Error\n"),
+          head, extra);
+    }
   }
 
   /// A file body follows the bytes batched so far: both are written, in order.
@@ -366,8 +466,11 @@ class HttpServerHandler : public ChannelHandler {
   }
 
   void refuse(ChannelHandlerContext& ctx, const HttpDecoderError& e) {
+    // After a response that ends the connection (or the drain) nothing more is answered: an error
+    // in the bytes that follow (or at the end of the stream, as the close flushes the decoder)
+    // would add a response after "connection: close".
+    if (closing_) return;
     state_->badRequests.fetch_add(1, std::memory_order_relaxed);
-    if (closing_ && !pending_.empty()) return;
     closing_ = true;
     FullHttpResponse res = HttpServer::text(HttpResponseStatus::valueOf(e.status()),
                                             fmt::format("{}\n", e.what()));
@@ -409,6 +512,11 @@ class HttpServerHandler : public ChannelHandler {
   bool draining_ = false;         // the server is shutting down
   bool written_ = false;          // bytes written since the last flush
   bool alive_ = true;
+  bool registered_ = false;       // counted and in state_->connections
+  bool inMessage_ = false;        // a request head arrived, its LastHttpContent not yet
+  std::uint64_t heads_ = 0;       // request heads received
+  std::uint64_t headsAtCheck_ = 0;
+  ScheduledTask headTimer_;
   std::shared_ptr<HttpServerHandler*> self_;  // see the destructor
 };
 
@@ -499,7 +607,9 @@ bool HttpServer::shutdownGracefully(std::chrono::milliseconds timeout) {
   state_->draining.store(true, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(state_->serversMutex);
-    for (auto& s : state_->servers) s->close();
+    for (auto& w : state_->servers) {
+      if (auto s = w.lock()) s->close();
+    }
     state_->servers.clear();
   }
   for (const auto& ch : state_->connections.channels()) {
@@ -524,7 +634,8 @@ HttpServerStats HttpServer::stats() const noexcept {
     return c.load(std::memory_order_relaxed);
   };
   return HttpServerStats{r(s.connectionCount), r(s.requests),      r(s.badRequests),
-                         r(s.notFound),        r(s.handlerErrors), r(s.idleClosed)};
+                         r(s.notFound),        r(s.handlerErrors), r(s.idleClosed),
+                         r(s.headTimeouts)};
 }
 
 const HttpServer::Options& HttpServer::options() const noexcept { return state_->options; }

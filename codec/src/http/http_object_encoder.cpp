@@ -42,16 +42,18 @@ bool hasFraming(const HttpHeaders& h) {
          h.contains(HttpHeaderNames::kTransferEncoding);
 }
 
-/// Writes a start line + fields (+ "content-length: N" when addLength) + CRLF into dst.
+/// Writes a start line + fields + extraFields (preformatted lines) (+ "content-length: N" when
+/// addLength) + CRLF into dst, with room for `extra` more bytes.
 void writeHead(ByteBuf& dst, std::string_view l1, std::string_view l2, std::string_view l3,
-               const HttpHeaders& h, bool addLength, std::uint64_t length,
-               std::size_t extra) {
+               const HttpHeaders& h, bool addLength, std::uint64_t length, std::size_t extra,
+               std::string_view extraFields = {}) {
   char digits[24];
   char* const de = digits + sizeof digits;
   char* db = de;
   if (addLength) db = formatDecimal(length, de);
   const std::string_view lengthDigits(db, static_cast<std::size_t>(de - db));
   const std::size_t size = l1.size() + 1 + l2.size() + 1 + l3.size() + 2 + h.encodedSize() +
+                           extraFields.size() +
                            (addLength ? kContentLengthPrefix.size() + lengthDigits.size() + 2
                                       : 0) +
                            2;
@@ -64,6 +66,7 @@ void writeHead(ByteBuf& dst, std::string_view l1, std::string_view l2, std::stri
   w.put(l3);
   w.put(kCrlf);
   w.p = h.encodeTo(w.p);
+  w.put(extraFields);
   if (addLength) {
     w.put(kContentLengthPrefix);
     w.put(lengthDigits);
@@ -74,13 +77,13 @@ void writeHead(ByteBuf& dst, std::string_view l1, std::string_view l2, std::stri
 }
 
 void writeResponseHead(ByteBuf& dst, const HttpResponse& r, bool addLength, std::uint64_t length,
-                       std::size_t extra) {
+                       std::size_t extra, std::string_view extraFields = {}) {
   const HttpResponseStatus s = r.status();
   char code[3] = {static_cast<char>('0' + s.code() / 100 % 10),
                   static_cast<char>('0' + s.code() / 10 % 10),
                   static_cast<char>('0' + s.code() % 10)};
   writeHead(dst, r.protocolVersion().text(), std::string_view(code, 3), s.reasonPhrase(),
-            r.headers(), addLength, length, extra);
+            r.headers(), addLength, length, extra, extraFields);
 }
 
 void writeRequestHead(ByteBuf& dst, const HttpRequest& r, bool addLength, std::uint64_t length,
@@ -248,7 +251,8 @@ void HttpObjectEncoder::encode(bool responses, HttpObject&& msg, std::vector<Any
       msg);
 }
 
-void HttpObjectEncoder::appendResponse(ByteBuf& dst, const FullHttpResponse& r, bool headRequest) {
+void HttpObjectEncoder::appendResponse(ByteBuf& dst, const FullHttpResponse& r, bool headRequest,
+                                       std::string_view extraFields) {
   checkStartLine(r);
   const HttpHeaders& h = r.headers();
   const std::size_t size = r.content().readableBytes();
@@ -256,7 +260,7 @@ void HttpObjectEncoder::appendResponse(ByteBuf& dst, const FullHttpResponse& r, 
   const bool addLength = mayHaveContent && !hasFraming(h);
   const bool writeBody = mayHaveContent && !headRequest;
   const bool chunked = writeBody && isChunked(h);
-  writeResponseHead(dst, r, addLength, size, writeBody ? size : 0);
+  writeResponseHead(dst, r, addLength, size, writeBody ? size : 0, extraFields);
   if (!writeBody) return;
   if (chunked) {
     if (size > 0) {

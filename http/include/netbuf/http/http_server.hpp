@@ -34,8 +34,10 @@
 //    handler set no framing;
 //  - a malformed request (HttpDecoderError) is answered with its status (400, 413, 414, 431, 501,
 //    505) and "connection: close", and the connection closes;
-//  - a connection idle (no read, no write) for Options::idleTimeout is closed, which also ends a
-//    slow-loris peer that trickles a request head in slower than that;
+//  - a connection idle (no read, no write) for Options::idleTimeout is closed; one that starts no
+//    request head for Options::requestHeadTimeout (checked once per period: one to two periods)
+//    while it owes no response is closed too, which ends a slow-loris peer that trickles bytes
+//    fast enough to never be idle;
 //  - backpressure: while Options::maxPendingResponses responses wait for coroutines, or the
 //    channel is not writable, the connection stops reading.
 //
@@ -75,6 +77,7 @@ struct HttpServerStats {
   std::uint64_t notFound = 0;        ///< 404 and 405 answers
   std::uint64_t handlerErrors = 0;   ///< handlers that threw (answered 500)
   std::uint64_t idleClosed = 0;      ///< connections closed by the idle timeout
+  std::uint64_t headTimeouts = 0;    ///< connections closed by the request-head timeout
 };
 
 class HttpServer {
@@ -89,6 +92,9 @@ class HttpServer {
     HttpDecoderOptions decoder;                         ///< request limits
     std::uint64_t maxContentLength = 1 << 20;           ///< aggregated body limit (413)
     std::chrono::milliseconds idleTimeout{60'000};      ///< 0: never
+    /// A connection must start each request head within one to two of these periods, counted
+    /// from its start or its previous request (keep-alive idle time included); 0: never.
+    std::chrono::milliseconds requestHeadTimeout{30'000};
     std::size_t maxPendingResponses = 64;               ///< coroutine responses in flight
     std::string serverName;                             ///< "server" field when not empty
   };

@@ -20,6 +20,7 @@
 #include <netbuf/buffer/byte_buf_allocator.hpp>
 #include <netbuf/codec/http/http_method.hpp>
 #include <netbuf/codec/http/http_object.hpp>
+#include <string_view>
 #include <vector>
 
 namespace netbuf::detail {
@@ -36,7 +37,10 @@ class HttpObjectEncoder {
 
   /// Appends a whole response to dst (the server's batched path: many responses, one buffer).
   /// headRequest: the request was HEAD (no content bytes).
-  static void appendResponse(ByteBuf& dst, const FullHttpResponse& response, bool headRequest);
+  /// extraFields: "name: value\r\n" lines written after the response's own fields, unchecked
+  /// (the server's date and connection fields, formatted without touching the response).
+  static void appendResponse(ByteBuf& dst, const FullHttpResponse& response, bool headRequest,
+                             std::string_view extraFields = {});
 
   void pushRequestMethod(HttpMethod::Id method) { methods_.push_back(method); }
 
