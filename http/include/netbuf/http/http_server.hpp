@@ -128,8 +128,9 @@ class HttpServer {
 
   /// Adds the server's handlers to a channel's pipeline (EmbeddedChannel in tests).
   void install(ChannelPipeline& pipeline);
-  /// Listens on host:port (0: any free port) on group's loops.
-  std::shared_ptr<ServerChannel> bind(EventLoopGroup& group, const std::string& host,
+  /// Listens on host:port (0: any free port) on group's loops. Keep the returned channel: the
+  /// server holds its listeners weakly (each listener's child handler holds the server's state).
+  [[nodiscard]] std::shared_ptr<ServerChannel> bind(EventLoopGroup& group, const std::string& host,
                                       unsigned short port,
                                       const ChannelOptions& options = ChannelOptions());
   /// Stops accepting (closes the channels bind() returned), lets every connection finish the
