@@ -98,7 +98,7 @@ struct HttpClientState : std::enable_shared_from_this<HttpClientState> {
   void onError(const std::shared_ptr<HttpClientConn>& conn, ErrorCode ec);
   void onClosed(const std::shared_ptr<HttpClientConn>& conn);
   void closeSoon(const std::shared_ptr<HttpClientConn>& conn);
-  void cancel(std::uint64_t id);
+  void cancel(std::uint64_t id, bool sentToo);
   void closeAll();
   static void complete(RequestPtr req, ErrorCode ec, FullHttpResponse res = {}) {
     req->timer.cancel();
@@ -114,6 +114,12 @@ std::string poolKey(const HttpUrl& u) { return u.host + ":" + std::to_string(u.p
 
 bool isRedirect(std::uint16_t code) {
   return code == 301 || code == 302 || code == 303 || code == 307 || code == 308;
+}
+
+/// Another handle on a request body, for a redirect that repeats it. A request without a body
+/// holds an empty ByteBuf, whose retainedDuplicate() throws (EmptyBufferError).
+ByteBuf shareBody(const ByteBuf& body) {
+  return body.isReadable() ? body.retainedDuplicate() : ByteBuf();
 }
 
 bool keepsAlive(const HttpResponse& res) {
@@ -152,6 +158,10 @@ class HttpClientHandler : public ChannelHandler {
     codec_.channelInactive(objects_, [&](std::exception_ptr e) { fail(e); });
     deliver();
     if (auto s = state_.lock()) s->onClosed(conn_);
+    // The connection is over: break the cycle conn -> channel -> pipeline -> this handler ->
+    // conn, which otherwise keeps all of it (and the buffers the codec and aggregator hold) alive
+    // for ever, also when the client is gone already.
+    conn_->channel.reset();
     ctx.fireChannelInactive();
   }
 
@@ -179,6 +189,9 @@ class HttpClientHandler : public ChannelHandler {
       std::rethrow_exception(e);
     } catch (const HttpDecoderError& x) {
       if (x.status() == 413) ec = make_error_code(HttpClientErrc::responseTooLarge);
+      // The connection closed inside a head or a body: not a malformed response but a cut one,
+      // ChannelErrc::closed as documented (and as when it closes before any byte of it).
+      if (x.rule() == "premature-end-of-stream") ec = make_error_code(ChannelErrc::closed);
     } catch (...) {
     }
     failed_ = true;
@@ -239,7 +252,8 @@ void HttpClientState::dispatch(HttpClientPool& pool, const std::string& key) {
     }
     // No connection free: open one when the host has room (a request waiting for each).
     const std::size_t busy = pool.conns.size() + pool.connecting;
-    if (busy < options.maxConnectionsPerHost && pool.connecting < pool.waiting.size()) {
+    const std::size_t maxOpen = std::max<std::size_t>(options.maxConnectionsPerHost, 1);
+    if (busy < maxOpen && pool.connecting < pool.waiting.size()) {
       connect(pool, key, pool.waiting.front()->url);
       continue;
     }
@@ -322,6 +336,10 @@ void HttpClientState::send(const std::shared_ptr<HttpClientConn>& conn, RequestP
 
 void HttpClientState::onResponse(const std::shared_ptr<HttpClientConn>& conn,
                                  FullHttpResponse res) {
+  // An interim response (100 Continue, 103 Early Hints...) comes before the final one to the same
+  // request (RFC 9110 15.2) and answers nothing. (101 ends HTTP/1.1 on the connection: final.)
+  const std::uint16_t status = res.status().code();
+  if (status >= 100 && status < 200 && status != 101) return;
   if (conn->inFlight.empty()) {  // a response nobody asked for: the peer is confused
     conn->reusable = false;
     closeSoon(conn);
@@ -334,7 +352,7 @@ void HttpClientState::onResponse(const std::shared_ptr<HttpClientConn>& conn,
   const std::string key = conn->key;
   if (!conn->reusable && conn->inFlight.empty()) closeSoon(conn);
 
-  const std::uint16_t code = res.status().code();
+  const std::uint16_t code = status;
   const auto location = res.headers().get(HttpHeaderNames::kLocation);
   if (options.followRedirects && isRedirect(code) && location) {
     if (req->redirects >= options.maxRedirects) {
@@ -350,9 +368,17 @@ void HttpClientState::onResponse(const std::shared_ptr<HttpClientConn>& conn,
       again->done = std::move(req->done);
       again->redirects = req->redirects + 1;
       again->request = FullHttpRequest(again->method, next->target,
-                                       toGet ? ByteBuf() : req->body.retainedDuplicate());
+                                       toGet ? ByteBuf() : shareBody(req->body));
+      // Credentials go only to the host:port they were given for (as curl, Go and requests do):
+      // a redirect elsewhere would hand them to whoever the Location names.
+      const bool sameOrigin = next->host == req->url.host && next->port == req->url.port;
       req->headers.forEach([&](std::string_view n, std::string_view v) {
         if (http_util::equalsIgnoreCase(n, HttpHeaderNames::kHost)) return;
+        if (!sameOrigin && (http_util::equalsIgnoreCase(n, "authorization") ||
+                            http_util::equalsIgnoreCase(n, "proxy-authorization") ||
+                            http_util::equalsIgnoreCase(n, "cookie"))) {
+          return;
+        }
         if (toGet && (http_util::equalsIgnoreCase(n, HttpHeaderNames::kContentLength) ||
                       http_util::equalsIgnoreCase(n, HttpHeaderNames::kContentType) ||
                       http_util::equalsIgnoreCase(n, HttpHeaderNames::kTransferEncoding))) {
@@ -361,7 +387,7 @@ void HttpClientState::onResponse(const std::shared_ptr<HttpClientConn>& conn,
         again->request.headers().add(n, v);
       });
       again->headers = again->request.headers().copy();
-      if (!toGet) again->body = req->body.retainedDuplicate();
+      if (!toGet) again->body = shareBody(req->body);
       submit(std::move(again));
     } else {
       complete(std::move(req), {}, std::move(res));
@@ -369,11 +395,13 @@ void HttpClientState::onResponse(const std::shared_ptr<HttpClientConn>& conn,
   } else {
     complete(std::move(req), {}, std::move(res));
   }
-  if (conn->reusable && conn->inFlight.empty() && conn->channel->isActive() &&
+  if (conn->reusable && conn->inFlight.empty() && conn->channel && conn->channel->isActive() &&
       options.idleTimeout.count() > 0) {
     std::weak_ptr<HttpClientConn> weakConn = conn;
     conn->idleTimer = loop->schedule(options.idleTimeout, [weakConn] {
-      if (auto c = weakConn.lock(); c != nullptr && c->inFlight.empty()) c->channel->close();
+      auto c = weakConn.lock();
+      if (c == nullptr || !c->inFlight.empty()) return;
+      if (std::shared_ptr<SocketChannel> ch = c->channel) ch->close();
     });
   }
   auto it = pools.find(key);
@@ -418,7 +446,7 @@ void HttpClientState::onClosed(const std::shared_ptr<HttpClientConn>& conn) {
   if (!closed) dispatch(it->second, conn->key);
 }
 
-void HttpClientState::cancel(std::uint64_t id) {
+void HttpClientState::cancel(std::uint64_t id, bool sentToo) {
   for (auto& [key, pool] : pools) {
     for (auto it = pool.waiting.begin(); it != pool.waiting.end(); ++it) {
       if ((*it)->id != id) continue;
@@ -427,6 +455,7 @@ void HttpClientState::cancel(std::uint64_t id) {
       complete(std::move(req), boost::asio::error::operation_aborted);
       return;
     }
+    if (!sentToo) continue;  // (a total cancellation leaves a request that went out alone)
     for (const auto& c : pool.conns) {
       for (auto it = c->inFlight.begin(); it != c->inFlight.end(); ++it) {
         if ((*it)->id != id) continue;
@@ -434,7 +463,9 @@ void HttpClientState::cancel(std::uint64_t id) {
         RequestPtr req = std::move(*it);
         c->inFlight.erase(it);
         c->reusable = false;
-        c->channel->close();
+        // A copy: the close may run onClosed at once, which erases c and drops c->channel.
+        std::shared_ptr<SocketChannel> ch = c->channel;
+        ch->close();
         complete(std::move(req), boost::asio::error::operation_aborted);
         return;
       }
@@ -453,7 +484,8 @@ void HttpClientState::closeAll() {
     const auto conns = pool.conns;  // onClosed edits the list
     for (const auto& c : conns) {
       c->closeError = make_error_code(HttpClientErrc::clientClosed);
-      c->channel->close();
+      std::shared_ptr<SocketChannel> ch = c->channel;  // (onClosed drops c->channel)
+      ch->close();
     }
   }
 }
@@ -504,16 +536,16 @@ std::uint64_t HttpClient::start(const std::shared_ptr<detail::HttpClientState>& 
 }
 
 void HttpClient::Canceller::operator()(boost::asio::cancellation_type type) const {
-  if ((type & (boost::asio::cancellation_type::terminal | boost::asio::cancellation_type::partial |
-               boost::asio::cancellation_type::total)) == boost::asio::cancellation_type::none) {
-    return;
-  }
+  if (!detail::cancels(type)) return;
+  // A request already written may have had its effect on the server: total cancellation (which
+  // promises none) takes only one still waiting for a connection (async_op.hpp's convention).
+  const bool sentToo = detail::cancelsWithSideEffects(type);
   auto s = state.lock();
   if (s == nullptr) return;
   const std::uint64_t requestId = id;
   std::weak_ptr<detail::HttpClientState> weak = s;
-  s->loop->execute([weak, requestId] {
-    if (auto self = weak.lock()) self->cancel(requestId);
+  s->loop->execute([weak, requestId, sentToo] {
+    if (auto self = weak.lock()) self->cancel(requestId, sentToo);
   });
 }
 

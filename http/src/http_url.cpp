@@ -4,6 +4,19 @@
 
 namespace netbuf {
 
+namespace {
+
+/// Whether a request target can be sent as it is: no whitespace, control character or DEL (they
+/// would split or end the request line).
+bool isSendableTarget(std::string_view target) {
+  for (const char c : target) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<HttpUrl> HttpUrl::parse(std::string_view url) {
   constexpr std::string_view kScheme = "http://";
   if (url.size() < kScheme.size()) return std::nullopt;
@@ -37,7 +50,9 @@ std::optional<HttpUrl> HttpUrl::parse(std::string_view url) {
       portText = after.substr(1);
     }
   } else {
-    const std::size_t colon = authority.rfind(':');
+    // The first ':' ends the host: an unbracketed IPv6 address ("http://::1/") is refused (its
+    // host comes out empty, or its port not a number), not split at its last colon.
+    const std::size_t colon = authority.find(':');
     u.host = std::string(authority.substr(0, colon));
     if (colon != std::string_view::npos) portText = authority.substr(colon + 1);
   }
@@ -55,9 +70,7 @@ std::optional<HttpUrl> HttpUrl::parse(std::string_view url) {
     if (port == 0 || port > 65535) return std::nullopt;
     u.port = static_cast<std::uint16_t>(port);
   }
-  for (const char c : u.target) {
-    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return std::nullopt;
-  }
+  if (!isSendableTarget(u.target)) return std::nullopt;
   return u;
 }
 
@@ -81,6 +94,8 @@ std::optional<HttpUrl> HttpUrl::resolve(std::string_view location) const {
       (location.size() == 1 || location[1] != '/')) {
     HttpUrl u = *this;
     u.target = std::string(location.substr(0, location.find('#')));
+    // Checked as parse() checks a URL's: a Location such as "/a b" must not reach a request line.
+    if (!isSendableTarget(u.target)) return std::nullopt;
     return u;
   }
   return parse(location);

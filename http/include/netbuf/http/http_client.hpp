@@ -10,8 +10,9 @@
 // use_awaitable, use_future, deferred). A response of any status completes with no error (check
 // res.status()); errors are the transport's (connection refused...), ChannelErrc::closed (the
 // connection closed before the whole response came) or HttpClientErrc. A bound cancellation slot
-// cancels the request: it completes with operation_aborted and its connection is closed (it
-// cannot be reused with a response half read).
+// cancels the request with operation_aborted: terminal and partial cancellation at any time (a
+// request already sent closes its connection, which cannot be reused with a response half
+// read), total cancellation only while the request waits for a connection (nothing was sent).
 //
 // Connections: a pool per host:port, with keep-alive (a connection whose response allowed it goes
 // back to the pool; idle ones are closed after Options::idleTimeout), at most
@@ -58,7 +59,7 @@ class HttpClient {
     std::chrono::milliseconds connectTimeout{10'000};
     std::chrono::milliseconds requestTimeout{30'000};    ///< 0: none
     std::chrono::milliseconds idleTimeout{60'000};       ///< pooled connections; 0: never
-    std::size_t maxConnectionsPerHost = 8;
+    std::size_t maxConnectionsPerHost = 8;               ///< 0 is taken as 1
     bool pipelining = false;
     std::size_t maxPipelineDepth = 16;
     bool followRedirects = false;

@@ -1,0 +1,647 @@
+// HttpClient against real HTTP servers on loopback: nginx (text, 204, a 300 KB static file, HEAD,
+// If-Modified-Since -> 304, chunked bodies from SSI and gzip, a request body it discards, an
+// absolute redirect, pipelining), Python's `http.server` module (HTTP/1.0, one connection per
+// response) and a Python BaseHTTPRequestHandler peer speaking HTTP/1.1 (http_client_peer.py:
+// chunked bodies with trailers, 304, close-delimited, keep-alive seen from the server's side).
+// A missing peer FAILS the test (REQUIRE), it never skips. Every peer runs in a process group of
+// its own under timeout(1) and is killed (the whole group) at the end of its scope. Run under
+// ThreadSanitizer too ("threaded").
+#include <netbuf/http/http_client.hpp>
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "support/python_runner.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+using namespace netbuf;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+extern char** environ;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Peers and their files
+
+/// A fresh directory, removed at the end of the scope.
+struct TempDir {
+  TempDir() {
+    path = fs::temp_directory_path() / ("netbuf-http-client-interop-" + std::to_string(::getpid()) +
+                                        "-" + std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  fs::path path;
+  static inline int counter = 0;
+};
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void writeFile(const fs::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary);
+  out << bytes;
+}
+
+/// A peer process: argv run under `timeout -k 2 60` in a process group of its own (stdout and
+/// stderr to log), the whole group killed (TERM, then KILL) when the guard goes out of scope, so
+/// that neither a failing test nor the peer's own children leave anything running.
+class PeerProcess {
+ public:
+  PeerProcess(const std::vector<std::string>& argv, fs::path log) : log_(std::move(log)) {
+    std::vector<std::string> full = {"timeout", "-k", "2", "60"};
+    full.insert(full.end(), argv.begin(), argv.end());
+    std::vector<char*> args;
+    for (std::string& a : full) args.push_back(a.data());
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);  // a group of its own, led by the child
+    const int rc = ::posix_spawnp(&pid_, "timeout", &actions, &attr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    REQUIRE_MESSAGE(rc == 0, "cannot start " << argv.front() << ": " << std::strerror(rc));
+  }
+  ~PeerProcess() { stop(); }
+  PeerProcess(const PeerProcess&) = delete;
+  PeerProcess& operator=(const PeerProcess&) = delete;
+
+  /// Whether it still runs (reaps it when it has exited).
+  bool running() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return false;
+    }
+    return true;
+  }
+  void stop() {
+    if (!running()) return;
+    ::kill(-pid_, SIGTERM);
+    const auto deadline = Clock::now() + 3s;
+    while (Clock::now() < deadline) {
+      if (!running()) return;
+      std::this_thread::sleep_for(10ms);
+    }
+    ::kill(-pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  std::string log() const { return readFile(log_); }
+
+ private:
+  fs::path log_;
+  pid_t pid_ = -1;
+};
+
+/// A loopback port free now (the peer binds it a moment later).
+unsigned short freePort() {
+  asio::io_context io;
+  tcp::acceptor a(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  return a.local_endpoint().port();
+}
+
+/// Whether something accepts connections on 127.0.0.1:port.
+bool accepts(unsigned short port) {
+  asio::io_context io;
+  tcp::socket s(io);
+  boost::system::error_code ec;
+  s.connect({asio::ip::make_address("127.0.0.1"), port}, ec);
+  return !ec;
+}
+
+/// Starts a peer that listens on the port its command line names (argvFor(port), a port free
+/// now) and waits up to 10 s until it accepts connections; returns the port. Another process may
+/// take the port between freePort() and the peer's bind: a peer that exits saying "Address already
+/// in use" is started again on another port (3 tries). REQUIREs success, showing the peer's log.
+unsigned short startListening(
+    std::optional<PeerProcess>& process,
+    const std::function<std::vector<std::string>(unsigned short)>& argvFor, const fs::path& log,
+    std::string_view what) {
+  for (int attempt = 1;; ++attempt) {
+    const unsigned short port = freePort();
+    process.reset();
+    process.emplace(argvFor(port), log);
+    const auto deadline = Clock::now() + 10s;
+    while (Clock::now() < deadline && process->running()) {
+      if (accepts(port)) return port;
+      std::this_thread::sleep_for(20ms);
+    }
+    const bool exited = !process->running();
+    const std::string text = process->log();
+    const bool taken = exited && text.find("in use") != std::string::npos;
+    REQUIRE_MESSAGE((taken && attempt < 3),
+                    what << (exited ? " exited early" : " is not listening after 10 s") << " (port "
+                         << port << "):\n"
+                         << text);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+struct Outcome {
+  ErrorCode ec;
+  FullHttpResponse res;
+  int status() const { return res.status().code(); }
+  std::string body() const { return std::string(res.content().readableStringView()); }
+  std::string header(std::string_view name) const {
+    return std::string(res.headers().get(name, "<none>"));
+  }
+};
+
+template <class Start>
+std::future<Outcome> launch(Start&& start) {
+  auto p = std::make_shared<std::promise<Outcome>>();
+  std::future<Outcome> f = p->get_future();
+  start([p](ErrorCode ec, FullHttpResponse res) { p->set_value(Outcome{ec, std::move(res)}); });
+  return f;
+}
+
+Outcome await(std::future<Outcome>& f) {
+  REQUIRE_MESSAGE(f.wait_for(15s) == std::future_status::ready, "the request never completed");
+  Outcome o = f.get();
+  INFO("error: " << o.ec.message());
+  REQUIRE_FALSE(o.ec);
+  return o;
+}
+
+/// A request (any method, extra fields "name", "value", ...), its outcome REQUIREd successful.
+Outcome send(HttpClient& client, HttpMethod method, const std::string& url,
+             std::vector<std::string> fields = {}, std::string body = {}) {
+  FullHttpRequest req(method, "/", body.empty() ? ByteBuf() : Unpooled::copiedBuffer(body));
+  for (std::size_t i = 0; i + 1 < fields.size(); i += 2)
+    req.headers().add(fields[i], fields[i + 1]);
+  auto f = launch([&](auto h) { client.request(std::move(req), url, std::move(h)); });
+  return await(f);
+}
+
+Outcome get(HttpClient& client, const std::string& url, std::vector<std::string> fields = {}) {
+  return send(client, HttpMethod::GET, url, std::move(fields));
+}
+
+/// The client on a group of its own, gone before the group.
+class Client {
+ public:
+  explicit Client(HttpClient::Options options = {}) : group_(1) {
+    client_.emplace(group_, std::move(options));
+  }
+  ~Client() {
+    client_.reset();
+    group_.shutdownGracefully(0ms, 5s);
+  }
+  HttpClient& operator*() { return *client_; }
+  HttpClient* operator->() { return &*client_; }
+
+ private:
+  EventLoopGroup group_;
+  std::optional<HttpClient> client_;
+};
+
+/// n bytes of every value, reproducible.
+std::string randomBytes(std::size_t n) {
+  std::mt19937 rng(4321);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(rng() & 0xff);
+  return s;
+}
+
+/// Text lines (SSI and gzip want text).
+std::string textLines(std::size_t lines) {
+  std::string s;
+  for (std::size_t i = 0; i < lines; ++i) s += "line " + std::to_string(i) + " of the text\n";
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// nginx
+
+constexpr const char* kNginx = "/usr/sbin/nginx";
+
+/// nginx on a free loopback port, its prefix a temp dir (config, pid file, temp paths, root).
+class Nginx {
+ public:
+  Nginx() {
+    REQUIRE_MESSAGE(fs::exists(kNginx),
+                    kNginx << " is needed for this test (apt-get install nginx)");
+    root_ = dir_.path / "root";
+    fs::create_directories(root_ / "ssi");
+    big_ = randomBytes(300 * 1024);
+    text_ = textLines(4000);
+    writeFile(root_ / "big.bin", big_);
+    writeFile(root_ / "text.txt", text_);
+    writeFile(root_ / "ssi" / "page.shtml",
+              "head <!--# echo var=\"nothing\" default=\"SSI\" --> "
+              "<!--# include virtual=\"/text.txt\" --> tail\n");
+    const std::string p = dir_.path.string();
+    port_ = startListening(
+        process_,
+        [&](unsigned short port) {
+          writeConfig(port);
+          return std::vector<std::string>{kNginx, "-p", p + "/", "-c", p + "/nginx.conf"};
+        },
+        dir_.path / "nginx.log", "nginx");
+  }
+  std::string url(std::string_view path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + std::string(path);
+  }
+  const std::string& big() const { return big_; }
+  const std::string& text() const { return text_; }
+  const fs::path& dir() const { return dir_.path; }
+  std::string log() const { return process_->log(); }
+
+ private:
+  void writeConfig(unsigned short port) {
+    const std::string p = dir_.path.string();
+    // Single process, in the foreground: the guard's signal ends it. Every path nginx writes is
+    // under the prefix (the package's defaults under /var are not ours). `user` matters only
+    // when the test runs as root (nginx would otherwise drop to nobody, who may not read root/).
+    writeFile(dir_.path / "nginx.conf", R"(
+daemon off;
+master_process off;
+worker_processes 1;
+user root;
+error_log stderr warn;
+pid )" + p + R"(/nginx.pid;
+events { worker_connections 64; }
+http {
+  access_log off;
+  client_body_temp_path )" + p + R"(/body;
+  proxy_temp_path )" + p + R"(/proxy;
+  fastcgi_temp_path )" + p + R"(/fastcgi;
+  uwsgi_temp_path )" + p + R"(/uwsgi;
+  scgi_temp_path )" + p + R"(/scgi;
+  default_type application/octet-stream;
+  types { text/plain txt; }
+  server {
+    listen 127.0.0.1:)" + std::to_string(port) +
+                                            R"(;
+    root )" + root_.string() + R"(;
+    location = /hello { default_type text/plain; return 200 "hello from nginx\n"; }
+    location = /empty { return 204; }
+    location = /post { return 200 "posted\n"; }
+    location = /moved { return 302 /hello; }
+    # SSI output has no length known up front: HTTP/1.1 gets it chunked.
+    location /ssi/ { ssi on; ssi_types *; default_type text/plain; }
+    # So does gzip'd output (the length of the compressed body is not known when the head goes).
+    location /gzip/ { gzip on; gzip_types text/plain; gzip_min_length 0; alias )" +
+                                            root_.string() + R"(/; }
+  }
+}
+)");
+  }
+
+  TempDir dir_;
+  fs::path root_;
+  std::string big_;
+  std::string text_;
+  unsigned short port_ = 0;
+  std::optional<PeerProcess> process_;  // stopped before dir_ goes
+};
+
+}  // namespace
+
+TEST_CASE(
+    "HttpClient: nginx: text, 204, a 300 KB file, HEAD and If-Modified-Since on one connection") {
+  Nginx nginx;
+  Client client;
+  INFO(nginx.log());
+
+  Outcome o = get(*client, nginx.url("/hello"));
+  CHECK(o.status() == 200);
+  CHECK(o.body() == "hello from nginx\n");
+  CHECK(o.header("server").starts_with("nginx"));
+
+  o = get(*client, nginx.url("/empty"));
+  CHECK(o.status() == 204);
+  CHECK_FALSE(o.res.content().isReadable());
+
+  // 300 KB of every byte value: many reads here.
+  o = get(*client, nginx.url("/big.bin"));
+  CHECK(o.status() == 200);
+  CHECK(o.header("content-length") == "307200");
+  CHECK(o.res.content().readableBytes() == nginx.big().size());
+  CHECK(o.body() == nginx.big());
+  const std::string lastModified = o.header("last-modified");
+  REQUIRE(lastModified != "<none>");
+
+  o = send(*client, HttpMethod::HEAD, nginx.url("/big.bin"));
+  CHECK(o.status() == 200);
+  CHECK(o.header("content-length") == "307200");
+  CHECK_FALSE(o.res.content().isReadable());
+
+  o = get(*client, nginx.url("/big.bin"), {"If-Modified-Since", lastModified});
+  CHECK(o.status() == 304);
+  CHECK_FALSE(o.res.content().isReadable());
+
+  o = get(*client, nginx.url("/missing"));
+  CHECK(o.status() == 404);
+
+  // A 300 KB body nginx reads and throws away; the connection stays usable.
+  o = send(*client, HttpMethod::POST, nginx.url("/post"), {"Content-Type", "application/x-test"},
+           nginx.big());
+  CHECK(o.status() == 200);
+  CHECK(o.body() == "posted\n");
+
+  o = get(*client, nginx.url("/hello"));
+  CHECK(o.body() == "hello from nginx\n");
+  CHECK(client->connectionsMade() == 1);
+}
+
+TEST_CASE("HttpClient: nginx: chunked responses (SSI and gzip)") {
+  Nginx nginx;
+  Client client;
+  INFO(nginx.log());
+
+  // SSI: the expansion streams out as it is produced, chunked.
+  Outcome o = get(*client, nginx.url("/ssi/page.shtml"));
+  CHECK(o.status() == 200);
+  CHECK(o.header("transfer-encoding") == "chunked");
+  CHECK(o.header("content-length") == "<none>");
+  CHECK(o.body() == "head SSI " + nginx.text() + " tail\n");
+
+  // gzip: chunked too; the body decompresses to the file.
+  o = get(*client, nginx.url("/gzip/text.txt"), {"Accept-Encoding", "gzip"});
+  CHECK(o.status() == 200);
+  CHECK(o.header("transfer-encoding") == "chunked");
+  CHECK(o.header("content-encoding") == "gzip");
+  const std::string compressed = o.body();
+  CHECK(compressed.size() < nginx.text().size());
+  writeFile(nginx.dir() / "body.gz", compressed);
+  const test::Output gunzip =
+      test::run("gzip -dc " + test::shellQuote((nginx.dir() / "body.gz").string()));
+  CHECK(gunzip.status == 0);
+  CHECK(gunzip.text == nginx.text());
+
+  // Without Accept-Encoding the same file comes plain, with its length.
+  o = get(*client, nginx.url("/gzip/text.txt"));
+  CHECK(o.header("content-length") == std::to_string(nginx.text().size()));
+  CHECK(o.body() == nginx.text());
+  CHECK(client->connectionsMade() == 1);
+}
+
+TEST_CASE("HttpClient: nginx: an absolute redirect, and pipelining") {
+  Nginx nginx;
+  INFO(nginx.log());
+  {
+    HttpClient::Options opt;
+    opt.followRedirects = true;
+    Client client(opt);
+    // nginx makes the Location absolute (http://127.0.0.1:PORT/hello): same pool, same connection.
+    const Outcome o = get(*client, nginx.url("/moved"));
+    CHECK(o.status() == 200);
+    CHECK(o.body() == "hello from nginx\n");
+    CHECK(client->connectionsMade() == 1);
+  }
+  {
+    HttpClient::Options opt;
+    opt.pipelining = true;
+    opt.maxConnectionsPerHost = 1;
+    Client client(opt);
+    std::vector<std::future<Outcome>> pending;
+    for (int i = 0; i < 24; ++i) {
+      const std::string url = nginx.url(i % 3 == 0 ? "/big.bin" : i % 3 == 1 ? "/hello" : "/empty");
+      if (i % 6 == 5) {
+        pending.push_back(launch([&](auto h) { client->head(url, std::move(h)); }));
+      } else {
+        pending.push_back(launch([&](auto h) { client->get(url, std::move(h)); }));
+      }
+    }
+    for (int i = 0; i < 24; ++i) {
+      CAPTURE(i);
+      const Outcome o = await(pending[static_cast<std::size_t>(i)]);
+      if (i % 3 == 0) {
+        CHECK(o.body() == nginx.big());
+      } else if (i % 3 == 1) {
+        CHECK(o.body() == "hello from nginx\n");
+      } else {
+        CHECK(o.status() == 204);
+        CHECK_FALSE(o.res.content().isReadable());
+      }
+    }
+    CHECK(client->connectionsMade() == 1);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python's http.server module
+
+TEST_CASE("HttpClient: python3 -m http.server (HTTP/1.0, a connection per response)") {
+  const std::string python = test::requirePython("http.server", "apt-get install python3");
+  TempDir dir;
+  const fs::path files = dir.path / "files";
+  fs::create_directories(files);
+  const std::string big = randomBytes(200 * 1024);
+  writeFile(files / "big.bin", big);
+  writeFile(files / "hello.txt", "hello from python\n");
+  std::optional<PeerProcess> py;
+  const unsigned short port = startListening(
+      py,
+      [&](unsigned short p) {
+        return std::vector<std::string>{python,        "-m",          "http.server",
+                                        "--bind",      "127.0.0.1",   std::to_string(p),
+                                        "--directory", files.string()};
+      },
+      dir.path / "python.log", "python3 -m http.server");
+  INFO(py->log());
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  Client client;
+
+  Outcome o = get(*client, base + "/hello.txt");
+  CHECK(o.status() == 200);
+  CHECK(o.res.protocolVersion() == HttpVersion::HTTP_1_0);
+  CHECK(o.body() == "hello from python\n");
+
+  o = get(*client, base + "/big.bin");
+  CHECK(o.body() == big);
+  const std::string lastModified = o.header("last-modified");
+  REQUIRE(lastModified != "<none>");
+
+  o = send(*client, HttpMethod::HEAD, base + "/big.bin");
+  CHECK(o.status() == 200);
+  CHECK(o.header("content-length") == std::to_string(big.size()));
+  CHECK_FALSE(o.res.content().isReadable());
+
+  o = get(*client, base + "/big.bin", {"If-Modified-Since", lastModified});
+  CHECK(o.status() == 304);
+  CHECK_FALSE(o.res.content().isReadable());
+
+  // A directory listing (generated HTML) and an error page.
+  o = get(*client, base + "/");
+  CHECK(o.status() == 200);
+  CHECK(o.body().find("hello.txt") != std::string::npos);
+  o = get(*client, base + "/missing");
+  CHECK(o.status() == 404);
+
+  // HTTP/1.0 without keep-alive: no connection went back to the pool.
+  CHECK(client->connectionsMade() == 6);
+
+  // Several at once, each on its own connection.
+  std::vector<std::future<Outcome>> pending;
+  for (int i = 0; i < 8; ++i) {
+    pending.push_back(launch([&](auto h) { client->get(base + "/hello.txt", std::move(h)); }));
+  }
+  for (auto& f : pending) CHECK(await(f).body() == "hello from python\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A BaseHTTPRequestHandler peer speaking HTTP/1.1
+
+namespace {
+
+/// http_client_peer.py on a port of its own choosing (read back from a file).
+class PythonPeer {
+ public:
+  PythonPeer() {
+    const std::string python = test::requirePython("http.server", "apt-get install python3");
+    const fs::path script = fs::path(__FILE__).parent_path() / "http_client_peer.py";
+    REQUIRE_MESSAGE(fs::exists(script), "missing " << script.string());
+    const fs::path portFile = dir_.path / "port";
+    process_.emplace(std::vector<std::string>{python, script.string(), portFile.string(), "45"},
+                     dir_.path / "peer.log");
+    const auto deadline = Clock::now() + 10s;
+    while (!fs::exists(portFile)) {
+      REQUIRE_MESSAGE(process_->running(), "http_client_peer.py exited:\n" << process_->log());
+      REQUIRE_MESSAGE(Clock::now() < deadline, "http_client_peer.py wrote no port in 10 s:\n"
+                                                   << process_->log());
+      std::this_thread::sleep_for(20ms);
+    }
+    port_ = static_cast<unsigned short>(std::stoi(readFile(portFile)));
+  }
+  std::string url(std::string_view path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + std::string(path);
+  }
+  std::string log() const { return process_->log(); }
+
+ private:
+  TempDir dir_;
+  unsigned short port_ = 0;
+  std::optional<PeerProcess> process_;
+};
+
+/// The body of /chunked?n=N&size=S (chunk_body() in http_client_peer.py).
+std::string chunkBody(int n, int size) {
+  std::string body;
+  for (int i = 0; i < n; ++i) {
+    const std::string unit = std::to_string(i) + ",";
+    const int times = size / static_cast<int>(unit.size()) + i % 3;
+    for (int k = 0; k < times; ++k) body += unit;
+  }
+  return body;
+}
+
+}  // namespace
+
+TEST_CASE("HttpClient: Python HTTP/1.1 peer: chunked, trailers, 304, close-delimited, keep-alive") {
+  PythonPeer peer;
+  INFO(peer.log());
+  Client client;
+
+  // Keep-alive as the server sees it: the same client port every time.
+  const std::string port = get(*client, peer.url("/port")).body();
+  CHECK(get(*client, peer.url("/port")).body() == port);
+
+  Outcome o = get(*client, peer.url("/chunked?n=50&size=100"));
+  CHECK(o.status() == 200);
+  CHECK(o.header("transfer-encoding") == "chunked");
+  CHECK(o.body() == chunkBody(50, 100));
+  REQUIRE(o.res.trailers() != nullptr);
+  CHECK(o.res.trailers()->get("x-pieces") == std::optional<std::string_view>("50"));
+
+  // 2 MB in 64 KB chunks.
+  o = get(*client, peer.url("/chunked?n=32&size=65536"));
+  CHECK(o.body() == chunkBody(32, 65536));
+
+  // HEAD of a chunked resource: the head only, and the next response is read right.
+  o = send(*client, HttpMethod::HEAD, peer.url("/chunked"));
+  CHECK(o.header("transfer-encoding") == "chunked");
+  CHECK_FALSE(o.res.content().isReadable());
+
+  o = get(*client, peer.url("/cached"));
+  CHECK(o.status() == 200);
+  CHECK(o.body() == "fresh representation");
+  o = get(*client, peer.url("/cached"), {"If-None-Match", "\"v1\""});
+  CHECK(o.status() == 304);
+  CHECK_FALSE(o.res.content().isReadable());
+
+  // A POST whose echo comes back chunked.
+  const std::string upload = randomBytes(100000);
+  o = send(*client, HttpMethod::POST, peer.url("/echo"), {"Content-Type", "application/x-up"},
+           upload);
+  CHECK(o.header("content-type") == "application/x-up");
+  CHECK(o.body() == upload);
+
+  // Still the first connection.
+  CHECK(get(*client, peer.url("/port")).body() == port);
+  CHECK(client->connectionsMade() == 1);
+
+  // HTTP/1.1, Connection: close, no length: the body ends when the connection does.
+  o = get(*client, peer.url("/close"));
+  CHECK(o.header("connection") == "close");
+  std::string expected;
+  for (int i = 0; i < 1000; ++i) expected += "until the connection closes ";
+  CHECK(o.body() == expected);
+  // That connection is gone: the next request opens another (a new client port).
+  const std::string port2 = get(*client, peer.url("/port")).body();
+  CHECK(port2 != port);
+  CHECK(client->connectionsMade() == 2);
+}
+
+TEST_CASE("HttpClient: Python HTTP/1.1 peer: pipelined requests answered in order") {
+  PythonPeer peer;
+  INFO(peer.log());
+  HttpClient::Options opt;
+  opt.pipelining = true;
+  opt.maxConnectionsPerHost = 1;
+  Client client(opt);
+
+  std::vector<std::future<Outcome>> pending;
+  for (int i = 1; i <= 12; ++i) {
+    const std::string url =
+        peer.url("/chunked?n=" + std::to_string(i) + "&size=" + std::to_string(i * 50));
+    pending.push_back(launch([&](auto h) { client->get(url, std::move(h)); }));
+  }
+  for (int i = 1; i <= 12; ++i) {
+    CAPTURE(i);
+    CHECK(await(pending[static_cast<std::size_t>(i - 1)]).body() == chunkBody(i, i * 50));
+  }
+  CHECK(client->connectionsMade() == 1);
+}
