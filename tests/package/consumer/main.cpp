@@ -1,12 +1,16 @@
 // Uses the installed package as an outside project would: a ByteBuf from netbuf::buffer, and a
 // MessagePack-RPC call answered by MessagePackRpcServer (netbuf::rpc) on an EmbeddedChannel
-// (netbuf::transport), its request and response encoded and decoded by netbuf::codec.
+// (netbuf::transport), its request and response encoded and decoded by netbuf::codec; and an HTTP
+// request answered by HttpServer (netbuf::http) on another EmbeddedChannel.
 #include <fmt/format.h>
 
 #include <netbuf/netbuf.hpp>
+#include <netbuf/http/http_server.hpp>
 #include <netbuf/rpc/message_pack_rpc_server.hpp>
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <span>
 
 namespace {
@@ -44,6 +48,26 @@ std::int64_t rpcAdd() {
   return response.result().asInt64();
 }
 
+/// Whether an HttpServer with one route answers "GET / HTTP/1.1" with 200 and its body.
+bool httpHello() {
+  netbuf::HttpServer server;
+  server.route(netbuf::HttpMethod::GET, "/", [](netbuf::FullHttpRequest&) {
+    return netbuf::HttpServer::text(netbuf::HttpResponseStatus::OK, "hi");
+  });
+  netbuf::EmbeddedChannel channel;
+  server.install(channel.pipeline());
+  netbuf::ByteBuf request = netbuf::Unpooled::buffer();
+  request.writeBytes(std::string_view("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+  channel.writeInbound(std::move(request));
+  netbuf::Message out = channel.readOutboundMessage();
+  if (out.empty()) return false;
+  netbuf::ByteBuf bytes = out.is<netbuf::ByteBuf>() ? out.take<netbuf::ByteBuf>()
+                                                    : toContiguous(out.take<netbuf::AnyByteBuf>());
+  const std::string text = bytes.getAscii(bytes.readerIndex(), bytes.readableBytes());
+  return text.rfind("HTTP/1.1 200 OK\r\n", 0) == 0 && text.size() >= 2 &&
+         text.substr(text.size() - 2) == "hi";
+}
+
 }  // namespace
 
 int main() {
@@ -51,6 +75,8 @@ int main() {
   buf.writeInt(42);
   buf.writeUtf8(u"ok");
   const std::int64_t sum = rpcAdd();
-  fmt::print("consumer ok: {} rpc add(40, 2) = {}\n", buf.hexDump(0, 4), sum);
-  return buf.readInt() == 42 && buf.readUtf8(2) == "ok" && sum == 42 ? 0 : 1;
+  const bool http = httpHello();
+  fmt::print("consumer ok: {} rpc add(40, 2) = {}, http {}\n", buf.hexDump(0, 4), sum,
+             http ? "ok" : "failed");
+  return buf.readInt() == 42 && buf.readUtf8(2) == "ok" && sum == 42 && http ? 0 : 1;
 }
