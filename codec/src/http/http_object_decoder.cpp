@@ -72,6 +72,7 @@ void HttpObjectDecoder::fail(ByteBuf* in, std::uint16_t status, std::string_view
 void HttpObjectDecoder::resetMessage() noexcept {
   startLineDone_ = false;
   lineStart_ = 0;
+  lineBad_ = http_scan::npos;
   scanned_ = 0;
   fieldsStart_ = 0;
   remaining_ = 0;
@@ -200,8 +201,12 @@ void HttpObjectDecoder::readLines(ByteBuf& in, std::vector<HttpObject>& out, std
   const std::size_t n = in.readableBytes();
   const bool trailers = state_ == State::Trailers;
   for (;;) {
-    const void* lf = std::memchr(p + scanned_, '\n', n - scanned_);
-    if (lf == nullptr) {
+    // One pass finds the line's end and its first byte that no field line may hold (the
+    // vectorised scan resumes where it stopped while a line arrives in pieces).
+    std::size_t bad = lineBad_ == http_scan::npos ? http_scan::npos : 0;
+    const std::size_t found = scanned_ + http_scan::findLineEnd(p + scanned_, n - scanned_, bad);
+    if (lineBad_ == http_scan::npos && bad != http_scan::npos) lineBad_ = scanned_ + bad;
+    if (found == n) {
       scanned_ = n;
       // Limits on what is buffered: a line that has not ended yet is cut off as soon as it is
       // longer than its limit allows (+1 for a CR whose LF has not arrived).
@@ -223,7 +228,7 @@ void HttpObjectDecoder::readLines(ByteBuf& in, std::vector<HttpObject>& out, std
       }
       return;
     }
-    const std::size_t le = static_cast<std::size_t>(static_cast<const char*>(lf) - p);
+    const std::size_t le = found;
     scanned_ = le + 1;
     std::size_t end = le;
     const bool crlf = end > lineStart_ && p[end - 1] == '\r';
@@ -269,13 +274,16 @@ void HttpObjectDecoder::readLines(ByteBuf& in, std::vector<HttpObject>& out, std
       } else if (isOws(p[lineStart_])) {
         foldLine(p, lineStart_, end, headers_, base);
       } else {
-        parseFieldLine(p, lineStart_, end, headers_, base);
+        // The terminating CR is not a fault of the line.
+        parseFieldLine(p, lineStart_, end, headers_, base,
+                       lineBad_ < end ? lineBad_ : http_scan::npos);
       }
     } catch (const HttpDecoderError&) {
       if (state_ == State::Discard) in.skipBytes(in.readableBytes());
       throw;
     }
     lineStart_ = le + 1;
+    lineBad_ = http_scan::npos;
   }
 }
 
@@ -355,7 +363,7 @@ void HttpObjectDecoder::parseStatusLine(const char* p, std::size_t at, std::size
 }
 
 void HttpObjectDecoder::parseFieldLine(const char* p, std::size_t at, std::size_t end,
-                                       HttpHeaders& into, std::uint64_t base) {
+                                       HttpHeaders& into, std::uint64_t base, std::size_t bad) {
   // field-name ":" OWS field-value OWS (RFC 9112 §5)
   std::size_t i = at;
   while (i < end && kTchar[static_cast<unsigned char>(p[i])]) ++i;
@@ -375,11 +383,12 @@ void HttpObjectDecoder::parseFieldLine(const char* p, std::size_t at, std::size_
   ++i;
   while (i < end && isOws(p[i])) ++i;
   const std::size_t vs = i;
-  const std::size_t bad = http_scan::findInvalidValueByte(p + vs, end - vs);
-  if (bad != end - vs) {
-    const char c = p[vs + bad];
+  // bad: the line's first byte no field line may hold (found by readLines' scan), or npos. Any
+  // before vs stopped the name scan above; one at or after it is in the value.
+  if (bad != http_scan::npos) {
+    const char c = p[bad];
     fail(nullptr, 400, c == '\r' ? "bare-cr" : "control-character",
-         fmt::format("invalid character {} in a field value", describeByte(c)), base + vs + bad);
+         fmt::format("invalid character {} in a field value", describeByte(c)), base + bad);
   }
   std::size_t ve = end;
   while (ve > vs && isOws(p[ve - 1])) --ve;
@@ -676,6 +685,7 @@ void HttpObjectDecoder::readChunkSize(ByteBuf& in, std::uint64_t base) {
     // The trailer section: parsed as header fields, then the empty line.
     startLineDone_ = true;
     lineStart_ = 0;
+    lineBad_ = http_scan::npos;
     fieldsStart_ = 0;
     headers_ = HttpHeaders();
     state_ = State::Trailers;

@@ -43,8 +43,42 @@ std::size_t scalarTarget(const char* p, std::size_t i, std::size_t n) noexcept {
   return n;
 }
 
+std::size_t scalarLineEnd(const char* p, std::size_t i, std::size_t n,
+                          std::size_t& firstBad) noexcept {
+  for (; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(p[i]);
+    if (c == '\n') return i;
+    if (firstBad == npos && invalidValue(c)) firstBad = i;
+  }
+  return n;
+}
+
 #ifdef NETBUF_HTTP_X86
 // SSE2 is part of x86-64: no target attribute needed.
+std::size_t sse2LineEnd(const char* p, std::size_t n, std::size_t& firstBad) noexcept {
+  std::size_t i = 0;
+  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+  const __m128i below = _mm_set1_epi8(static_cast<char>(0xA0));
+  const __m128i tab = _mm_set1_epi8('\t');
+  const __m128i del = _mm_set1_epi8(0x7f);
+  const __m128i lf = _mm_set1_epi8('\n');
+  for (; i + 16 <= n; i += 16) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    const unsigned lfMask =
+        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(b, lf)));
+    if (firstBad == npos) {
+      __m128i bad = _mm_cmplt_epi8(_mm_xor_si128(b, flip), below);
+      bad = _mm_andnot_si128(_mm_cmpeq_epi8(b, tab), bad);
+      bad = _mm_or_si128(bad, _mm_cmpeq_epi8(b, del));
+      unsigned badMask = static_cast<unsigned>(_mm_movemask_epi8(bad)) & ~lfMask;
+      // Only the bytes before the first LF count.
+      if (lfMask != 0) badMask &= (lfMask & (0U - lfMask)) - 1;
+      if (badMask != 0) firstBad = i + static_cast<std::size_t>(__builtin_ctz(badMask));
+    }
+    if (lfMask != 0) return i + static_cast<std::size_t>(__builtin_ctz(lfMask));
+  }
+  return scalarLineEnd(p, i, n, firstBad);
+}
 std::size_t sse2Value(const char* p, std::size_t n) noexcept {
   std::size_t i = 0;
   const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
@@ -76,7 +110,35 @@ std::size_t sse2Target(const char* p, std::size_t n) noexcept {
   return scalarTarget(p, i, n);
 }
 
-#define NETBUF_HTTP_AVX2 __attribute__((target("avx2")))
+#define NETBUF_HTTP_AVX2 __attribute__((target("avx2,bmi")))
+NETBUF_HTTP_AVX2 std::size_t avx2LineEnd(const char* p, std::size_t n,
+                                         std::size_t& firstBad) noexcept {
+  std::size_t i = 0;
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  const __m256i below = _mm256_set1_epi8(static_cast<char>(0xA0));
+  const __m256i tab = _mm256_set1_epi8('\t');
+  const __m256i del = _mm256_set1_epi8(0x7f);
+  const __m256i lf = _mm256_set1_epi8('\n');
+  for (; i + 32 <= n; i += 32) {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    const unsigned lfMask =
+        static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, lf)));
+    if (firstBad == npos) {
+      __m256i bad = _mm256_cmpgt_epi8(below, _mm256_xor_si256(b, flip));
+      bad = _mm256_andnot_si256(_mm256_cmpeq_epi8(b, tab), bad);
+      bad = _mm256_or_si256(bad, _mm256_cmpeq_epi8(b, del));
+      unsigned badMask = static_cast<unsigned>(_mm256_movemask_epi8(bad)) & ~lfMask;
+      if (lfMask != 0) badMask &= (lfMask & (0U - lfMask)) - 1;
+      if (badMask != 0) firstBad = i + static_cast<std::size_t>(__builtin_ctz(badMask));
+    }
+    if (lfMask != 0) return i + static_cast<std::size_t>(__builtin_ctz(lfMask));
+  }
+  if (i == n) return n;
+  std::size_t rest = firstBad == npos ? npos : 0;  // 0: already found, the tail need not look
+  const std::size_t end = i + sse2LineEnd(p + i, n - i, rest);
+  if (firstBad == npos && rest != npos) firstBad = i + rest;
+  return end;
+}
 NETBUF_HTTP_AVX2 std::size_t avx2Value(const char* p, std::size_t n) noexcept {
   std::size_t i = 0;
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
@@ -112,17 +174,22 @@ NETBUF_HTTP_AVX2 std::size_t avx2Target(const char* p, std::size_t n) noexcept {
 struct Dispatch {
   std::size_t (*value)(const char*, std::size_t) noexcept;
   std::size_t (*target)(const char*, std::size_t) noexcept;
+  std::size_t (*lineEnd)(const char*, std::size_t, std::size_t&) noexcept;
   const char* name;
 };
 
 Dispatch pick() noexcept {
 #ifdef NETBUF_HTTP_X86
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) return {avx2Value, avx2Target, "avx2"};
-  return {sse2Value, sse2Target, "sse2"};
+  if (__builtin_cpu_supports("avx2")) return {avx2Value, avx2Target, avx2LineEnd, "avx2"};
+  return {sse2Value, sse2Target, sse2LineEnd, "sse2"};
 #else
   return {[](const char* p, std::size_t n) noexcept { return scalarValue(p, 0, n); },
-          [](const char* p, std::size_t n) noexcept { return scalarTarget(p, 0, n); }, "scalar"};
+          [](const char* p, std::size_t n) noexcept { return scalarTarget(p, 0, n); },
+          [](const char* p, std::size_t n, std::size_t& bad) noexcept {
+            return scalarLineEnd(p, 0, n, bad);
+          },
+          "scalar"};
 #endif
 }
 
@@ -149,6 +216,9 @@ std::size_t findInvalidValueByte(const char* p, std::size_t n) noexcept {
   // Short values (most header values) are cheaper scalar than through the call.
   if (n < 16) return scalarValue(p, 0, n);
   return kDispatch.value(p, n);
+}
+std::size_t findLineEnd(const char* p, std::size_t n, std::size_t& firstBad) noexcept {
+  return kDispatch.lineEnd(p, n, firstBad);
 }
 std::size_t findTargetEnd(const char* p, std::size_t n) noexcept {
   return kDispatch.target(p, n);

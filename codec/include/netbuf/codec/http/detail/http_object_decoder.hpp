@@ -75,7 +75,7 @@ class HttpObjectDecoder {
   void parseStatusLine(const char* p, std::size_t at, std::size_t end, std::uint64_t base);
   HttpVersion parseVersion(const char* p, std::size_t at, std::size_t end, std::uint64_t base);
   void parseFieldLine(const char* p, std::size_t at, std::size_t end, HttpHeaders& into,
-                      std::uint64_t base);
+                      std::uint64_t base, std::size_t bad);
   void foldLine(const char* p, std::size_t at, std::size_t end, HttpHeaders& into,
                 std::uint64_t base);
   void completeHead(ByteBuf& in, std::vector<HttpObject>& out, std::uint64_t base);
@@ -97,6 +97,7 @@ class HttpObjectDecoder {
   bool startLineDone_ = false;
   std::size_t lineStart_ = 0;     // first byte of the line being parsed
   std::size_t scanned_ = 0;       // bytes already searched for LF
+  std::size_t lineBad_ = SIZE_MAX;  // first byte of the line no field line may hold (or none)
   std::size_t fieldsStart_ = 0;   // first byte after the start line
   HttpHeaders headers_;           // fields of the head (or the trailers) so far
   HttpHeaders::TextRef methodName_;
