@@ -41,6 +41,7 @@ struct HttpRoute {
   HttpServer::Handler handler;
   HttpServer::AsyncHandler async;
   std::filesystem::path filesRoot;  // a staticFiles() route when not empty
+  HttpServer::StreamFactory stream;  // a routeStreaming() route when set
 };
 
 struct HttpServerState {
@@ -179,12 +180,14 @@ class HttpServerHandler : public ChannelHandler {
     if (!msg.is<HttpObject>()) return ctx.fireChannelRead(std::move(msg));
     if (closing_) return;  // after a response that ends the connection, nothing more is read
     HttpObject obj = msg.take<HttpObject>();
-    if (std::holds_alternative<HttpRequest>(obj)) {
+    if (auto* head = std::get_if<HttpRequest>(&obj)) {
       ++heads_;
       inMessage_ = true;
+      if (const HttpRoute* r = streamingRoute(*head)) return startStream(ctx, *r, std::move(*head));
     } else if (std::holds_alternative<LastHttpContent>(obj)) {
       inMessage_ = false;
     }
+    if (stream_ || streamFailed_) return continueStream(ctx, std::move(obj));
     out_.clear();
     try {
       aggregator_.channelRead(std::move(obj), out_);
@@ -257,6 +260,9 @@ class HttpServerHandler : public ChannelHandler {
     for (const HttpRoute& r : state_->routes) {
       if (!pathMatches(r, path)) continue;
       pathKnown = true;
+      // A streaming route took its requests at their head: here it only makes the path known
+      // (its method then appears in a 405's Allow; it serves no HEAD).
+      if (r.stream) continue;
       if (methodMatches(r, method) ||
           (head && r.method == HttpMethod::Id::Get && route == nullptr)) {
         route = &r;
@@ -309,6 +315,94 @@ class HttpServerHandler : public ChannelHandler {
   }
 
   std::uint64_t nextSlot() noexcept { return nextSlot_++; }
+
+  // ---- streaming routes: the parts go to an HttpStreamHandler, not to the aggregator
+
+  /// The routeStreaming() route for this head (method and path), or nullptr.
+  const HttpRoute* streamingRoute(const HttpRequest& head) const {
+    std::string_view path = head.uri();
+    path = path.substr(0, path.find('?'));
+    const HttpMethod method = head.method();
+    for (const HttpRoute& r : state_->routes) {
+      if (r.stream && pathMatches(r, path) && methodMatches(r, method)) return &r;
+    }
+    return nullptr;
+  }
+
+  void startStream(ChannelHandlerContext& ctx, const HttpRoute& route, HttpRequest head) {
+    streamKeepAlive_ = isKeepAlive(head) && !state_->draining.load(std::memory_order_relaxed);
+    streamVersion_ = head.protocolVersion();
+    // closing_ is set only when the response goes out: the parts still to come must be read.
+    state_->requests.fetch_add(1, std::memory_order_relaxed);
+    if (const auto expect = head.headers().get(HttpHeaderNames::kExpect);
+        expect && head.protocolVersion() == HttpVersion::HTTP_1_1) {
+      if (!http_util::equalsIgnoreCase(*expect, HttpHeaderValues::kContinue)) {
+        streamFailed_ = true;
+        streamStatus_ = HttpResponseStatus::EXPECTATION_FAILED;
+        streamKeepAlive_ = false;  // the client may send the body anyway: close after it
+        return;
+      }
+      constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      if (pending_.empty()) {
+        batch(ctx).writeBytes(kContinue);
+        flushBatch(ctx);
+      } else {
+        ByteBuf b = ctx.alloc().buffer(kContinue.size());
+        b.writeBytes(kContinue);
+        pending_.push_back(Pending{nextSlot(), std::move(b), true});
+      }
+    }
+    try {
+      stream_ = route.stream();
+      if (!stream_) throw IllegalStateError("HttpServer: a stream factory returned nothing");
+      stream_->onHead(head);
+    } catch (...) {
+      failStream();
+    }
+  }
+
+  void continueStream(ChannelHandlerContext& ctx, HttpObject obj) {
+    if (auto* part = std::get_if<HttpContent>(&obj)) {
+      if (!stream_) return;  // failed: skipped until the last part
+      try {
+        stream_->onContent(std::move(part->content()));
+      } catch (...) {
+        failStream();
+      }
+      return;
+    }
+    auto* last = std::get_if<LastHttpContent>(&obj);
+    if (last == nullptr) return;
+    FullHttpResponse res;
+    if (stream_) {
+      try {
+        if (last->content().isReadable()) stream_->onContent(std::move(last->content()));
+        res = stream_->onEnd(last->trailers());
+      } catch (...) {
+        failStream();
+      }
+    }
+    if (streamFailed_) {
+      res = streamStatus_.code() == 417
+                ? HttpServer::text(HttpResponseStatus::EXPECTATION_FAILED, "Expectation Failed\n")
+                : HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR,
+                                   "Internal Server Error\n");
+    }
+    stream_.reset();
+    streamFailed_ = false;
+    streamStatus_ = HttpResponseStatus::OK;
+    if (!streamKeepAlive_) closing_ = true;
+    respond(ctx, std::move(res), streamKeepAlive_, false, streamVersion_, nextSlot());
+  }
+
+  void failStream() {
+    if (streamStatus_.code() != 417) {
+      state_->handlerErrors.fetch_add(1, std::memory_order_relaxed);
+      streamStatus_ = HttpResponseStatus::INTERNAL_SERVER_ERROR;
+    }
+    stream_.reset();
+    streamFailed_ = true;
+  }
 
   /// Counts the connection and adds it to those shutdownGracefully() drains (once).
   void registerConnection(ChannelHandlerContext& ctx) {
@@ -514,6 +608,11 @@ class HttpServerHandler : public ChannelHandler {
   bool alive_ = true;
   bool registered_ = false;       // counted and in state_->connections
   bool inMessage_ = false;        // a request head arrived, its LastHttpContent not yet
+  std::unique_ptr<HttpStreamHandler> stream_;  // the streaming request in progress
+  bool streamFailed_ = false;     // it failed: its parts are skipped, answered at its end
+  bool streamKeepAlive_ = true;
+  HttpVersion streamVersion_;
+  HttpResponseStatus streamStatus_ = HttpResponseStatus::OK;
   std::uint64_t heads_ = 0;       // request heads received
   std::uint64_t headsAtCheck_ = 0;
   ScheduledTask headTimer_;
@@ -574,6 +673,14 @@ HttpServer& HttpServer::staticFiles(std::string prefix, const std::filesystem::p
   if (prefix.empty() || prefix.back() != '/') prefix.push_back('/');
   addRoute(HttpMethod::GET, prefix + "*", Handler(), AsyncHandler());
   state_->routes.back().filesRoot = canonical;
+  return *this;
+}
+
+HttpServer& HttpServer::routeStreaming(HttpMethod method, std::string path,
+                                       StreamFactory factory) {
+  if (!factory) throw IllegalArgumentError("HttpServer::routeStreaming: no factory");
+  addRoute(method, std::move(path), Handler(), AsyncHandler());
+  state_->routes.back().stream = std::move(factory);
   return *this;
 }
 

@@ -978,3 +978,110 @@ TEST_CASE("HttpServer: stats count connections, requests and every kind of refus
   CHECK(s.badRequests == 1);
   CHECK(s.idleClosed == 1);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Streaming routes
+
+namespace {
+
+/// Counts the bytes of an upload as they arrive and answers with the count, the parts seen and
+/// the trailers; throws when told to by the head.
+class CountingStream : public HttpStreamHandler {
+ public:
+  explicit CountingStream(std::vector<std::string>* log) : log_(log) {}
+  void onHead(const HttpRequest& head) override {
+    failOn_ = head.headers().get("x-fail-on", "");
+    if (failOn_ == "head") throw std::runtime_error("head refused");
+    log_->push_back("head " + std::string(head.uri()));
+  }
+  void onContent(ByteBuf content) override {
+    if (failOn_ == "content") throw std::runtime_error("content refused");
+    bytes_ += content.readableBytes();
+    ++parts_;
+  }
+  FullHttpResponse onEnd(const HttpHeaders* trailers) override {
+    log_->push_back("end");
+    std::string t = trailers != nullptr ? std::string(trailers->get("x-sum", "")) : "";
+    return HttpServer::text(HttpResponseStatus::OK,
+                            std::to_string(bytes_) + " bytes" + (t.empty() ? "" : " sum " + t));
+  }
+
+ private:
+  std::vector<std::string>* log_;
+  std::string failOn_;
+  std::uint64_t bytes_ = 0;
+  int parts_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("HttpServer: a streaming route gets the content part by part, past maxContentLength") {
+  HttpServer::Options o;
+  o.maxContentLength = 1024;  // the aggregated routes' limit: a streaming route is not aggregated
+  HttpServer server(o);
+  std::vector<std::string> log;
+  server.routeStreaming(HttpMethod::PUT, "/upload", [&log] {
+    return std::make_unique<CountingStream>(&log);
+  });
+  server.route(HttpMethod::POST, "/small", describe);
+  Conn c(server);
+  c.send("PUT /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 5000\r\n\r\n");
+  CHECK(log == std::vector<std::string>{"head /upload"});  // before any content
+  for (int i = 0; i < 5; ++i) c.send(std::string(1000, 'x'));
+  WireResponse r = c.response();
+  CHECK(r.status == 200);
+  CHECK(r.body == "5000 bytes");
+  CHECK(log.back() == "end");
+  // Chunked, with a trailer and an Expect: 100-continue answered at the head.
+  c.send(
+      "PUT /upload HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nTransfer-Encoding: "
+      "chunked\r\n\r\n");
+  CHECK(c.written() == "HTTP/1.1 100 Continue\r\n\r\n");
+  c.send("800\r\n" + std::string(2048, 'y') + "\r\n3\r\nabc\r\n0\r\nx-sum: 42\r\n\r\n");
+  r = c.response();
+  CHECK(r.body == "2051 bytes sum 42");
+  // An aggregated route on the same server keeps its limit.
+  c.send("POST /small HTTP/1.1\r\nHost: a\r\nContent-Length: 2000\r\n\r\n");
+  CHECK(c.response().status == 413);
+}
+
+TEST_CASE("HttpServer: a streaming handler that throws is answered 500 after its content") {
+  HttpServer server;
+  std::vector<std::string> log;
+  server.routeStreaming(HttpMethod::POST, "/up", [&log] {
+    return std::make_unique<CountingStream>(&log);
+  });
+  Conn c(server);
+  for (const char* where : {"head", "content"}) {
+    CAPTURE(where);
+    c.send(std::string("POST /up HTTP/1.1\r\nHost: a\r\nx-fail-on: ") + where +
+           "\r\nContent-Length: 6\r\n\r\nabc");
+    CHECK(c.written().empty());  // answered once the request has been read whole
+    c.send("def");
+    WireResponse r = c.response();
+    CHECK(r.status == 500);
+    CHECK(c.ch.isOpen());  // the connection goes on: the request was read to its end
+  }
+  CHECK(server.stats().handlerErrors == 2);
+  // Other expectations than 100-continue: 417 after the content, then the connection closes.
+  c.send("POST /up HTTP/1.1\r\nHost: a\r\nExpect: teapot\r\nContent-Length: 2\r\n\r\nok");
+  WireResponse r = c.response();
+  CHECK(r.status == 417);
+  CHECK_FALSE(c.ch.isOpen());
+}
+
+TEST_CASE("HttpServer: a streaming route takes its method only; others get 405, HEAD too") {
+  HttpServer server;
+  std::vector<std::string> log;
+  server.routeStreaming(HttpMethod::GET, "/s", [&log] {
+    return std::make_unique<CountingStream>(&log);
+  });
+  Conn c(server);
+  c.send("GET /s HTTP/1.1\r\nHost: a\r\n\r\n");
+  CHECK(c.response().body == "0 bytes");
+  c.send("HEAD /s HTTP/1.1\r\nHost: a\r\n\r\n");
+  WireResponse r = c.response(true);
+  CHECK(r.status == 405);
+  c.send("POST /s HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n");
+  CHECK(c.response().status == 405);
+}

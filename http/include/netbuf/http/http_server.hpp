@@ -17,7 +17,8 @@
 //     ...
 //     server.shutdownGracefully(5s);   // stops accepting, finishes requests in flight
 //
-// Routing: the path is the request target up to '?'. A route's path matches exactly, or, when it
+// Routing: the path is the request target up to '?'. routeStreaming() routes hand the content to
+// an HttpStreamHandler part by part instead of aggregating it. A route's path matches exactly, or, when it
 // ends with "/*", matches every path under that prefix. No route for the path: 404; a route for
 // the path but not the method: 405 with Allow. HEAD is answered by the GET route with the body
 // left out (the response keeps its Content-Length). A handler that throws gets a 500.
@@ -68,6 +69,23 @@ namespace netbuf {
 namespace detail {
 struct HttpServerState;
 }  // namespace detail
+
+/// A streaming route's handler for one request (HttpServer::routeStreaming): it sees the head,
+/// then the content part by part as it arrives (retained slices of the received bytes, no
+/// aggregation and no Options::maxContentLength: the decoder's limits still apply), then answers
+/// at the end. Made per request by the route's factory; runs on the connection's loop. An
+/// exception from any method is answered with 500 once the request's last part has arrived (the
+/// rest of its content is skipped).
+class HttpStreamHandler {
+ public:
+  virtual ~HttpStreamHandler() = default;
+  /// The request's head, before any content (an "Expect: 100-continue" was answered already).
+  virtual void onHead(const HttpRequest& head) { (void)head; }
+  /// One part of the content, in order.
+  virtual void onContent(ByteBuf content) = 0;
+  /// The end of the request (trailers: those of a chunked request, or nullptr); the response.
+  virtual FullHttpResponse onEnd(const HttpHeaders* trailers) = 0;
+};
 
 /// Counters of one server (all its connections).
 struct HttpServerStats {
@@ -123,6 +141,11 @@ class HttpServer {
   /// paths, symlinks pointing outside: 404). root must be an existing directory
   /// (IllegalArgumentError otherwise).
   HttpServer& staticFiles(std::string prefix, const std::filesystem::path& root);
+  /// A route whose requests are not aggregated (uploads larger than memory should hold): factory
+  /// makes an HttpStreamHandler for each request (see there). Matches the method exactly (no HEAD
+  /// through GET); an "Expect: 100-continue" is answered at once (other expectations: 417).
+  using StreamFactory = std::function<std::unique_ptr<HttpStreamHandler>()>;
+  HttpServer& routeStreaming(HttpMethod method, std::string path, StreamFactory factory);
   /// The handler for paths no route matches (default: 404 "Not Found").
   HttpServer& fallback(Handler fn);
 
