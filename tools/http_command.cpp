@@ -57,11 +57,10 @@ int runServeHttp(const ParsedOptions& options) {
   server.shutdownGracefully(std::chrono::seconds(5));
   group.shutdownGracefully(std::chrono::milliseconds(0), std::chrono::seconds(5));
   const HttpServerStats s = server.stats();
-  std::printf("stopped (%s); %llu connection(s), %llu request(s), %llu refused, %llu not found\n",
-              sig, static_cast<unsigned long long>(s.connections),
-              static_cast<unsigned long long>(s.requests),
-              static_cast<unsigned long long>(s.badRequests),
-              static_cast<unsigned long long>(s.notFound));
+  std::printf(
+      "stopped (%s); %llu connection(s), %llu request(s), %llu refused, %llu not found\n", sig,
+      static_cast<unsigned long long>(s.connections), static_cast<unsigned long long>(s.requests),
+      static_cast<unsigned long long>(s.badRequests), static_cast<unsigned long long>(s.notFound));
   return kExitOk;
 }
 
@@ -75,8 +74,8 @@ int runRequest(const ParsedOptions& options, HttpMethod method, ByteBuf body) {
   int code = kExitFailure;
   {
     HttpClient::Options opt;
-    opt.requestTimeout = std::chrono::milliseconds(
-        static_cast<std::int64_t>(options.seconds("--timeout") * 1000));
+    opt.requestTimeout =
+        std::chrono::milliseconds(static_cast<std::int64_t>(options.seconds("--timeout") * 1000));
     opt.followRedirects = options.flag("--location");
     HttpClient client(group, opt);
     FullHttpRequest req(method, "/", std::move(body));
@@ -127,10 +126,11 @@ int runBenchHttp(const ParsedOptions& options) {
   const double share = seconds / (kRounds * 2.0 * static_cast<double>(workloads.size()));
   std::string rows;
   if (!json) {
-    std::printf("HTTP request parsing: head and field views (and body slices), one request per "
-                "call\n(%d alternating rounds; medians; ratio = http-parser time / netbuf time)"
-                "\n\n",
-                kRounds);
+    std::printf(
+        "HTTP request parsing: head and field views (and body slices), one request per "
+        "call\n(%d alternating rounds; medians; ratio = http-parser time / netbuf time)"
+        "\n\n",
+        kRounds);
     std::printf("%-24s %12s %10s %14s %10s %8s\n", "workload", "netbuf ns", "GB/s",
                 "http-parser ns", "GB/s", "ratio");
   }

@@ -28,12 +28,18 @@ class HttpClientCategory final : public std::error_category {
   const char* name() const noexcept override { return "netbuf.http_client"; }
   std::string message(int ev) const override {
     switch (static_cast<HttpClientErrc>(ev)) {
-      case HttpClientErrc::invalidUrl: return "not an http://host[:port][/path] URL";
-      case HttpClientErrc::malformedResponse: return "malformed HTTP response";
-      case HttpClientErrc::responseTooLarge: return "response content over the limit";
-      case HttpClientErrc::timedOut: return "no response within the request timeout";
-      case HttpClientErrc::tooManyRedirects: return "too many redirects";
-      case HttpClientErrc::clientClosed: return "the client was closed";
+      case HttpClientErrc::invalidUrl:
+        return "not an http://host[:port][/path] URL";
+      case HttpClientErrc::malformedResponse:
+        return "malformed HTTP response";
+      case HttpClientErrc::responseTooLarge:
+        return "response content over the limit";
+      case HttpClientErrc::timedOut:
+        return "no response within the request timeout";
+      case HttpClientErrc::tooManyRedirects:
+        return "too many redirects";
+      case HttpClientErrc::clientClosed:
+        return "the client was closed";
     }
     return "unknown HTTP client error";
   }
@@ -53,8 +59,8 @@ struct HttpClientRequest {
   FullHttpRequest request;  // until it is written
   HttpUrl url;
   HttpMethod method;
-  HttpHeaders headers;      // a copy, for a redirect that repeats the request
-  ByteBuf body;             // a shared duplicate, for 307/308
+  HttpHeaders headers;  // a copy, for a redirect that repeats the request
+  ByteBuf body;         // a shared duplicate, for 307/308
   HttpClient::Completion done;
   ScheduledTask timer;
   int redirects = 0;
@@ -66,8 +72,8 @@ struct HttpClientConn {
   std::shared_ptr<SocketChannel> channel;
   std::deque<RequestPtr> inFlight;
   ScheduledTask idleTimer;
-  bool reusable = true;        // no response or request said "close"
-  ErrorCode closeError;        // what the requests still in flight fail with when it closes
+  bool reusable = true;  // no response or request said "close"
+  ErrorCode closeError;  // what the requests still in flight fail with when it closes
 };
 
 struct HttpClientPool {
@@ -84,7 +90,7 @@ struct HttpClientState : std::enable_shared_from_this<HttpClientState> {
   EventLoop* loop;
   HttpClient::Options options;
   std::unordered_map<std::string, HttpClientPool> pools;  // loop only
-  bool closed = false;                                   // loop only
+  bool closed = false;                                    // loop only
   std::atomic<std::uint64_t> nextId{1};
   std::atomic<std::size_t> open{0};
   std::atomic<std::uint64_t> made{0};
@@ -134,7 +140,9 @@ class HttpClientHandler : public ChannelHandler {
  public:
   HttpClientHandler(std::weak_ptr<HttpClientState> state, std::shared_ptr<HttpClientConn> conn,
                     const HttpClient::Options& o)
-      : state_(std::move(state)), conn_(std::move(conn)), codec_(o.decoder),
+      : state_(std::move(state)),
+        conn_(std::move(conn)),
+        codec_(o.decoder),
         aggregator_(o.maxContentLength) {}
 
   void channelRead(ChannelHandlerContext& ctx, Message msg) override {
@@ -359,16 +367,16 @@ void HttpClientState::onResponse(const std::shared_ptr<HttpClientConn>& conn,
       complete(std::move(req), make_error_code(HttpClientErrc::tooManyRedirects));
     } else if (auto next = req->url.resolve(*location)) {
       req->timer.cancel();
-      const bool toGet = code == 303 || ((code == 301 || code == 302) &&
-                                         req->method.id() == HttpMethod::Id::Post);
+      const bool toGet =
+          code == 303 || ((code == 301 || code == 302) && req->method.id() == HttpMethod::Id::Post);
       auto again = std::make_unique<HttpClientRequest>();
       again->id = req->id;
       again->url = *next;
       again->method = toGet ? HttpMethod::GET : req->method;
       again->done = std::move(req->done);
       again->redirects = req->redirects + 1;
-      again->request = FullHttpRequest(again->method, next->target,
-                                       toGet ? ByteBuf() : shareBody(req->body));
+      again->request =
+          FullHttpRequest(again->method, next->target, toGet ? ByteBuf() : shareBody(req->body));
       // Credentials go only to the host:port they were given for (as curl, Go and requests do):
       // a redirect elsewhere would hand them to whoever the Location names.
       const bool sameOrigin = next->host == req->url.host && next->port == req->url.port;

@@ -40,7 +40,7 @@ struct HttpRoute {
   bool prefix = false;
   HttpServer::Handler handler;
   HttpServer::AsyncHandler async;
-  std::filesystem::path filesRoot;  // a staticFiles() route when not empty
+  std::filesystem::path filesRoot;   // a staticFiles() route when not empty
   HttpServer::StreamFactory stream;  // a routeStreaming() route when set
 };
 
@@ -286,7 +286,8 @@ class HttpServerHandler : public ChannelHandler {
         res = route->handler(req);
       } catch (...) {  // anything: a non-std exception must not unwind into the pipeline
         state_->handlerErrors.fetch_add(1, std::memory_order_relaxed);
-        res = HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR, "Internal Server Error\n");
+        res =
+            HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR, "Internal Server Error\n");
       }
       return respond(ctx, std::move(res), keepAlive, head, version, nextSlot());
     }
@@ -299,8 +300,7 @@ class HttpServerHandler : public ChannelHandler {
         [fn = route->async, r = std::move(req)]() mutable -> asio::awaitable<FullHttpResponse> {
           co_return co_await fn(std::move(r));
         },
-        [weak = self_, slot, keepAlive, head, version](std::exception_ptr e,
-                                                       FullHttpResponse res) {
+        [weak = self_, slot, keepAlive, head, version](std::exception_ptr e, FullHttpResponse res) {
           HttpServerHandler* self = *weak;
           if (self == nullptr || !self->alive_) return;
           if (e) {
@@ -566,8 +566,8 @@ class HttpServerHandler : public ChannelHandler {
     if (closing_) return;
     state_->badRequests.fetch_add(1, std::memory_order_relaxed);
     closing_ = true;
-    FullHttpResponse res = HttpServer::text(HttpResponseStatus::valueOf(e.status()),
-                                            fmt::format("{}\n", e.what()));
+    FullHttpResponse res =
+        HttpServer::text(HttpResponseStatus::valueOf(e.status()), fmt::format("{}\n", e.what()));
     respond(ctx, std::move(res), false, false, HttpVersion::HTTP_1_1, nextSlot());
     flushBatch(ctx);
   }
@@ -579,8 +579,8 @@ class HttpServerHandler : public ChannelHandler {
   }
 
   void updateAutoRead(ChannelHandlerContext& ctx) {
-    const bool want = pending_.size() < state_->options.maxPendingResponses &&
-                      ctx.channel().isWritable();
+    const bool want =
+        pending_.size() < state_->options.maxPendingResponses && ctx.channel().isWritable();
     if (want != ctx.channel().isAutoRead()) ctx.channel().setAutoRead(want);
   }
 
@@ -606,14 +606,14 @@ class HttpServerHandler : public ChannelHandler {
   bool draining_ = false;         // the server is shutting down
   bool written_ = false;          // bytes written since the last flush
   bool alive_ = true;
-  bool registered_ = false;       // counted and in state_->connections
-  bool inMessage_ = false;        // a request head arrived, its LastHttpContent not yet
+  bool registered_ = false;  // counted and in state_->connections
+  bool inMessage_ = false;   // a request head arrived, its LastHttpContent not yet
   std::unique_ptr<HttpStreamHandler> stream_;  // the streaming request in progress
-  bool streamFailed_ = false;     // it failed: its parts are skipped, answered at its end
+  bool streamFailed_ = false;  // it failed: its parts are skipped, answered at its end
   bool streamKeepAlive_ = true;
   HttpVersion streamVersion_;
   HttpResponseStatus streamStatus_ = HttpResponseStatus::OK;
-  std::uint64_t heads_ = 0;       // request heads received
+  std::uint64_t heads_ = 0;  // request heads received
   std::uint64_t headsAtCheck_ = 0;
   ScheduledTask headTimer_;
   std::shared_ptr<HttpServerHandler*> self_;  // see the destructor
@@ -667,8 +667,7 @@ HttpServer& HttpServer::staticFiles(std::string prefix, const std::filesystem::p
   std::error_code ec;
   const std::filesystem::path canonical = std::filesystem::canonical(root, ec);
   if (ec || !std::filesystem::is_directory(canonical)) {
-    throw IllegalArgumentError("HttpServer::staticFiles: " + root.string() +
-                               " is not a directory");
+    throw IllegalArgumentError("HttpServer::staticFiles: " + root.string() + " is not a directory");
   }
   if (prefix.empty() || prefix.back() != '/') prefix.push_back('/');
   addRoute(HttpMethod::GET, prefix + "*", Handler(), AsyncHandler());
@@ -676,8 +675,7 @@ HttpServer& HttpServer::staticFiles(std::string prefix, const std::filesystem::p
   return *this;
 }
 
-HttpServer& HttpServer::routeStreaming(HttpMethod method, std::string path,
-                                       StreamFactory factory) {
+HttpServer& HttpServer::routeStreaming(HttpMethod method, std::string path, StreamFactory factory) {
   if (!factory) throw IllegalArgumentError("HttpServer::routeStreaming: no factory");
   addRoute(method, std::move(path), Handler(), AsyncHandler());
   state_->routes.back().stream = std::move(factory);
@@ -698,13 +696,12 @@ std::shared_ptr<ServerChannel> HttpServer::bind(EventLoopGroup& group, const std
                                                 unsigned short port,
                                                 const ChannelOptions& options) {
   state_->frozen.store(true, std::memory_order_release);
-  auto server = ServerBootstrap()
-                    .group(group)
-                    .childOptions(options)
-                    .childHandler([state = state_](SocketChannel& ch) {
-                      installWith(state, ch.pipeline());
-                    })
-                    .bind(host, port);
+  auto server =
+      ServerBootstrap()
+          .group(group)
+          .childOptions(options)
+          .childHandler([state = state_](SocketChannel& ch) { installWith(state, ch.pipeline()); })
+          .bind(host, port);
   std::lock_guard<std::mutex> lock(state_->serversMutex);
   state_->servers.push_back(server);
   return server;
@@ -740,9 +737,8 @@ HttpServerStats HttpServer::stats() const noexcept {
   const auto r = [](const std::atomic<std::uint64_t>& c) {
     return c.load(std::memory_order_relaxed);
   };
-  return HttpServerStats{r(s.connectionCount), r(s.requests),      r(s.badRequests),
-                         r(s.notFound),        r(s.handlerErrors), r(s.idleClosed),
-                         r(s.headTimeouts)};
+  return HttpServerStats{r(s.connectionCount), r(s.requests),   r(s.badRequests), r(s.notFound),
+                         r(s.handlerErrors),   r(s.idleClosed), r(s.headTimeouts)};
 }
 
 const HttpServer::Options& HttpServer::options() const noexcept { return state_->options; }

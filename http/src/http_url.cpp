@@ -34,8 +34,10 @@ std::optional<HttpUrl> HttpUrl::parse(std::string_view url) {
   HttpUrl u;
   if (pathStart != std::string_view::npos) {
     const std::string_view t = rest.substr(pathStart);
-    if (t.front() == '?') u.target.assign("/");
-    else u.target.clear();
+    if (t.front() == '?')
+      u.target.assign("/");
+    else
+      u.target.clear();
     u.target.append(t);
   }
   if (authority.empty() || authority.find('@') != std::string_view::npos) return std::nullopt;

@@ -1020,9 +1020,8 @@ TEST_CASE("HttpServer: a streaming route gets the content part by part, past max
   o.maxContentLength = 1024;  // the aggregated routes' limit: a streaming route is not aggregated
   HttpServer server(o);
   std::vector<std::string> log;
-  server.routeStreaming(HttpMethod::PUT, "/upload", [&log] {
-    return std::make_unique<CountingStream>(&log);
-  });
+  server.routeStreaming(HttpMethod::PUT, "/upload",
+                        [&log] { return std::make_unique<CountingStream>(&log); });
   server.route(HttpMethod::POST, "/small", describe);
   Conn c(server);
   c.send("PUT /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 5000\r\n\r\n");
@@ -1048,9 +1047,8 @@ TEST_CASE("HttpServer: a streaming route gets the content part by part, past max
 TEST_CASE("HttpServer: a streaming handler that throws is answered 500 after its content") {
   HttpServer server;
   std::vector<std::string> log;
-  server.routeStreaming(HttpMethod::POST, "/up", [&log] {
-    return std::make_unique<CountingStream>(&log);
-  });
+  server.routeStreaming(HttpMethod::POST, "/up",
+                        [&log] { return std::make_unique<CountingStream>(&log); });
   Conn c(server);
   for (const char* where : {"head", "content"}) {
     CAPTURE(where);
@@ -1073,9 +1071,8 @@ TEST_CASE("HttpServer: a streaming handler that throws is answered 500 after its
 TEST_CASE("HttpServer: a streaming route takes its method only; others get 405, HEAD too") {
   HttpServer server;
   std::vector<std::string> log;
-  server.routeStreaming(HttpMethod::GET, "/s", [&log] {
-    return std::make_unique<CountingStream>(&log);
-  });
+  server.routeStreaming(HttpMethod::GET, "/s",
+                        [&log] { return std::make_unique<CountingStream>(&log); });
   Conn c(server);
   c.send("GET /s HTTP/1.1\r\nHost: a\r\n\r\n");
   CHECK(c.response().body == "0 bytes");

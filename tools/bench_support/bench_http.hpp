@@ -22,8 +22,8 @@ namespace netbuf::bench {
 
 struct HttpWorkload {
   std::string name;
-  std::string bytes;     ///< one request
-  std::size_t objects;   ///< what netbuf's decoder emits for it (head, parts, last)
+  std::string bytes;    ///< one request
+  std::size_t objects;  ///< what netbuf's decoder emits for it (head, parts, last)
 };
 
 /// The two workloads: picohttpparser's 703-byte browser GET, and a chunked POST (a JSON upload

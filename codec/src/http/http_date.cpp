@@ -67,8 +67,8 @@ std::string_view current() {
 
 std::optional<std::time_t> parse(std::string_view s) {
   // "Sun, 06 Nov 1994 08:49:37 GMT"
-  if (s.size() != 29 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' ||
-      s[16] != ' ' || s[19] != ':' || s[22] != ':' || s.substr(25) != " GMT") {
+  if (s.size() != 29 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' ||
+      s[19] != ':' || s[22] != ':' || s.substr(25) != " GMT") {
     return std::nullopt;
   }
   bool dayOk = false;
@@ -83,8 +83,8 @@ std::optional<std::time_t> parse(std::string_view s) {
   const int hour = twoDigits(s.data() + 17);
   const int minute = twoDigits(s.data() + 20);
   const int second = twoDigits(s.data() + 23);
-  if (month < 0 || day < 1 || day > 31 || y1 < 0 || y2 < 0 || hour < 0 || hour > 23 ||
-      minute < 0 || minute > 59 || second < 0 || second > 60) {
+  if (month < 0 || day < 1 || day > 31 || y1 < 0 || y2 < 0 || hour < 0 || hour > 23 || minute < 0 ||
+      minute > 59 || second < 0 || second > 60) {
     return std::nullopt;
   }
   std::tm tm{};

@@ -132,8 +132,7 @@ void HttpHeaders::addUnchecked(std::string_view n, std::string_view v) {
   // n or v may view the owned store itself (h.add("b", *h.get("a"))): storing n may reallocate
   // the store and leave v dangling, so such text is copied out first.
   const auto inOwned = [this](std::string_view s) {
-    return owned_ && !s.empty() &&
-           std::greater_equal<const char*>()(s.data(), owned_->data()) &&
+    return owned_ && !s.empty() && std::greater_equal<const char*>()(s.data(), owned_->data()) &&
            std::less<const char*>()(s.data(), owned_->data() + owned_->size());
   };
   if (inOwned(n) || inOwned(v)) {
@@ -150,8 +149,7 @@ void HttpHeaders::addUnchecked(std::string_view n, std::string_view v) {
 
 HttpHeaders& HttpHeaders::add(std::string_view n, std::string_view v) {
   if (!http_util::isToken(n)) {
-    throw IllegalArgumentError("HttpHeaders: field name \"" + std::string(n) +
-                               "\" is not a token");
+    throw IllegalArgumentError("HttpHeaders: field name \"" + std::string(n) + "\" is not a token");
   }
   if (!http_util::isValidFieldValue(v)) {
     throw IllegalArgumentError("HttpHeaders: the value of \"" + std::string(n) +

@@ -28,8 +28,8 @@ void HttpObjectAggregator::appendContent(ByteBuf& piece) {
   } else {
     if (!copied_) {
       const std::uint64_t want = std::max<std::uint64_t>(expected_, (size_ + n) * 2);
-      ByteBuf merged = alloc_->buffer(static_cast<std::size_t>(
-          std::min<std::uint64_t>(want, maxContentLength_)));
+      ByteBuf merged = alloc_->buffer(
+          static_cast<std::size_t>(std::min<std::uint64_t>(want, maxContentLength_)));
       merged.writeBytes(content_);
       content_ = std::move(merged);
       copied_ = true;

@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <netbuf/buffer/illegal_state_error.hpp>
 #include <netbuf/codec/http/detail/http_object_decoder.hpp>
 #include <netbuf/codec/http/detail/http_scan.hpp>
 #include <netbuf/codec/http/http_decoder_error.hpp>
 #include <netbuf/codec/http/http_header_names.hpp>
-#include <netbuf/buffer/illegal_state_error.hpp>
 
 namespace netbuf {
 namespace detail {
@@ -217,8 +217,8 @@ void HttpObjectDecoder::readLines(ByteBuf& in, std::vector<HttpObject>& out, std
                  fmt::format("request line longer than {} bytes", options_.maxInitialLineLength),
                  base, n - lineStart_, options_.maxInitialLineLength);
           fail(&in, 400, "status-line-too-long",
-               fmt::format("status line longer than {} bytes", options_.maxInitialLineLength),
-               base, n - lineStart_, options_.maxInitialLineLength);
+               fmt::format("status line longer than {} bytes", options_.maxInitialLineLength), base,
+               n - lineStart_, options_.maxInitialLineLength);
         }
       } else if (n - fieldsStart_ > options_.maxHeaderSize + 2) {
         fail(&in, 431, trailers ? "trailer-section-too-large" : "header-section-too-large",
@@ -312,14 +312,15 @@ void HttpObjectDecoder::parseRequestLine(const char* p, std::size_t at, std::siz
   while (i < end && kTchar[static_cast<unsigned char>(p[i])]) ++i;
   if (i == at || i == end || p[i] != ' ') {
     if (i == end || (i == at && p[i] == ' '))
-      fail(nullptr, 400, "malformed-request-line", "request line is not method SP target SP version",
-           base + at);
+      fail(nullptr, 400, "malformed-request-line",
+           "request line is not method SP target SP version", base + at);
     fail(nullptr, 400, "invalid-method",
          fmt::format("invalid character {} in the method", describeByte(p[i])), base + i);
   }
   const HttpMethod m = HttpMethod::valueOf(std::string_view(p + at, i - at));
   method_ = m.id();
-  if (m.isExtension()) methodName_ = {static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(i - at)};
+  if (m.isExtension())
+    methodName_ = {static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(i - at)};
   const std::size_t ts = i + 1;
   const std::size_t te = ts + http_scan::findTargetEnd(p + ts, end - ts);
   if (te == ts || te == end) {
@@ -328,8 +329,7 @@ void HttpObjectDecoder::parseRequestLine(const char* p, std::size_t at, std::siz
   }
   if (p[te] != ' ') {
     fail(nullptr, 400, "invalid-request-target",
-         fmt::format("invalid character {} in the request target", describeByte(p[te])),
-         base + te);
+         fmt::format("invalid character {} in the request target", describeByte(p[te])), base + te);
   }
   uri_ = {static_cast<std::uint32_t>(ts), static_cast<std::uint32_t>(te - ts)};
   version_ = parseVersion(p, te + 1, end, base);
@@ -394,15 +394,15 @@ void HttpObjectDecoder::parseFieldLine(const char* p, std::size_t at, std::size_
   while (ve > vs && isOws(p[ve - 1])) --ve;
   if (into.size() >= options_.maxHeaderCount) {
     fail(nullptr, 431, "too-many-fields",
-         fmt::format("more than {} fields", options_.maxHeaderCount), base + at,
-         into.size() + 1, options_.maxHeaderCount);
+         fmt::format("more than {} fields", options_.maxHeaderCount), base + at, into.size() + 1,
+         options_.maxHeaderCount);
   }
   into.addRef({static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(nameLen)},
               {static_cast<std::uint32_t>(vs), static_cast<std::uint32_t>(ve - vs)});
 }
 
-void HttpObjectDecoder::foldLine(const char* p, std::size_t at, std::size_t end,
-                                 HttpHeaders& into, std::uint64_t base) {
+void HttpObjectDecoder::foldLine(const char* p, std::size_t at, std::size_t end, HttpHeaders& into,
+                                 std::uint64_t base) {
   // obs-fold (RFC 9112 §5.2): refused unless allowed; then the previous value continues, the fold
   // replaced by one SP (in a copy: the received bytes are not modified).
   if (!options_.allowObsFold || into.isEmpty()) {
@@ -465,8 +465,7 @@ void HttpObjectDecoder::completeHead(ByteBuf& in, std::vector<HttpObject>& out,
         }
         if (hasContentLength && value != contentLength) {
           fail(&in, 400, "differing-content-length",
-               fmt::format("Content-Length values {} and {} differ", contentLength, value),
-               base);
+               fmt::format("Content-Length values {} and {} differ", contentLength, value), base);
         }
         hasContentLength = true;
         contentLength = value;
@@ -480,11 +479,10 @@ void HttpObjectDecoder::completeHead(ByteBuf& in, std::vector<HttpObject>& out,
         std::string_view item = v.substr(0, comma);
         v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
         item = trimOws(item.substr(0, item.find(';')));  // transfer-parameters ignored
-        if (item.empty()) continue;                       // empty list elements are allowed
+        if (item.empty()) continue;                      // empty list elements are allowed
         if (http_util::equalsIgnoreCase(item, "chunked")) {
           if (sawChunked) {
-            fail(&in, 400, "chunked-twice", "the chunked coding is applied more than once",
-                 base);
+            fail(&in, 400, "chunked-twice", "the chunked coding is applied more than once", base);
           }
           sawChunked = true;
           chunkedFinal = true;

@@ -52,11 +52,9 @@ void writeHead(ByteBuf& dst, std::string_view l1, std::string_view l2, std::stri
   char* db = de;
   if (addLength) db = formatDecimal(length, de);
   const std::string_view lengthDigits(db, static_cast<std::size_t>(de - db));
-  const std::size_t size = l1.size() + 1 + l2.size() + 1 + l3.size() + 2 + h.encodedSize() +
-                           extraFields.size() +
-                           (addLength ? kContentLengthPrefix.size() + lengthDigits.size() + 2
-                                      : 0) +
-                           2;
+  const std::size_t size =
+      l1.size() + 1 + l2.size() + 1 + l3.size() + 2 + h.encodedSize() + extraFields.size() +
+      (addLength ? kContentLengthPrefix.size() + lengthDigits.size() + 2 : 0) + 2;
   dst.ensureWritable(size + extra);
   Writer w{reinterpret_cast<char*>(dst.writePtrUnchecked())};
   w.put(l1);
@@ -201,8 +199,8 @@ void HttpObjectEncoder::encode(bool responses, HttpObject&& msg, std::vector<Any
             const bool head = nextIsHead(m.status().code());
             mayHaveContent = m.status().mayHaveContent();
             framing_ = (head || !mayHaveContent) ? Framing::Suppressed
-                       : chunked                  ? Framing::Chunked
-                                                  : Framing::Raw;
+                       : chunked                 ? Framing::Chunked
+                                                 : Framing::Raw;
           } else {
             framing_ = chunked ? Framing::Chunked : Framing::Raw;
           }

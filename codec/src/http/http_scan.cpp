@@ -21,8 +21,21 @@ constexpr bool isTchar(unsigned c) {
   if (c >= 'a' && c <= 'z') return true;
   if (c >= 'A' && c <= 'Z') return true;
   switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
-    case '.': case '^': case '_': case '`': case '|': case '~':
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
       return true;
     default:
       return false;
@@ -64,8 +77,7 @@ std::size_t sse2LineEnd(const char* p, std::size_t n, std::size_t& firstBad) noe
   const __m128i lf = _mm_set1_epi8('\n');
   for (; i + 16 <= n; i += 16) {
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    const unsigned lfMask =
-        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(b, lf)));
+    const unsigned lfMask = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(b, lf)));
     if (firstBad == npos) {
       __m128i bad = _mm_cmplt_epi8(_mm_xor_si128(b, flip), below);
       bad = _mm_andnot_si128(_mm_cmpeq_epi8(b, tab), bad);
@@ -121,8 +133,7 @@ NETBUF_HTTP_AVX2 std::size_t avx2LineEnd(const char* p, std::size_t n,
   const __m256i lf = _mm256_set1_epi8('\n');
   for (; i + 32 <= n; i += 32) {
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
-    const unsigned lfMask =
-        static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, lf)));
+    const unsigned lfMask = static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, lf)));
     if (firstBad == npos) {
       __m256i bad = _mm256_cmpgt_epi8(below, _mm256_xor_si256(b, flip));
       bad = _mm256_andnot_si256(_mm256_cmpeq_epi8(b, tab), bad);
@@ -220,9 +231,7 @@ std::size_t findInvalidValueByte(const char* p, std::size_t n) noexcept {
 std::size_t findLineEnd(const char* p, std::size_t n, std::size_t& firstBad) noexcept {
   return kDispatch.lineEnd(p, n, firstBad);
 }
-std::size_t findTargetEnd(const char* p, std::size_t n) noexcept {
-  return kDispatch.target(p, n);
-}
+std::size_t findTargetEnd(const char* p, std::size_t n) noexcept { return kDispatch.target(p, n); }
 const char* implementation() noexcept { return kDispatch.name; }
 
 }  // namespace netbuf::detail::http_scan

@@ -4,14 +4,14 @@
 // request answered by HttpServer (netbuf::http) on another EmbeddedChannel.
 #include <fmt/format.h>
 
-#include <netbuf/netbuf.hpp>
 #include <netbuf/http/http_server.hpp>
+#include <netbuf/netbuf.hpp>
 #include <netbuf/rpc/message_pack_rpc_server.hpp>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
-#include <span>
 
 namespace {
 

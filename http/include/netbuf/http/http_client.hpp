@@ -54,17 +54,17 @@ struct HttpClientState;
 class HttpClient {
  public:
   struct Options {
-    HttpDecoderOptions decoder;                          ///< response limits
-    std::uint64_t maxContentLength = 64 << 20;           ///< aggregated response body
+    HttpDecoderOptions decoder;                 ///< response limits
+    std::uint64_t maxContentLength = 64 << 20;  ///< aggregated response body
     std::chrono::milliseconds connectTimeout{10'000};
-    std::chrono::milliseconds requestTimeout{30'000};    ///< 0: none
-    std::chrono::milliseconds idleTimeout{60'000};       ///< pooled connections; 0: never
-    std::size_t maxConnectionsPerHost = 8;               ///< 0 is taken as 1
+    std::chrono::milliseconds requestTimeout{30'000};  ///< 0: none
+    std::chrono::milliseconds idleTimeout{60'000};     ///< pooled connections; 0: never
+    std::size_t maxConnectionsPerHost = 8;             ///< 0 is taken as 1
     bool pipelining = false;
     std::size_t maxPipelineDepth = 16;
     bool followRedirects = false;
     int maxRedirects = 5;
-    std::string userAgent = "netbuf";                    ///< empty: no user-agent field
+    std::string userAgent = "netbuf";  ///< empty: no user-agent field
     ChannelOptions channel;
   };
   using Completion = std::function<void(ErrorCode, FullHttpResponse)>;

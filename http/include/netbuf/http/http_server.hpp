@@ -11,16 +11,17 @@
 //              return res;
 //            })
 //         .route(HttpMethod::GET, "/slow/*",                        // a prefix route
-//                [](FullHttpRequest req) -> asio::awaitable<FullHttpResponse> { ... co_await ... });
+//                [](FullHttpRequest req) -> asio::awaitable<FullHttpResponse> { ... co_await ...
+//                });
 //     EventLoopGroup group(4);
 //     auto channel = server.bind(group, "127.0.0.1", 8080);
 //     ...
 //     server.shutdownGracefully(5s);   // stops accepting, finishes requests in flight
 //
 // Routing: the path is the request target up to '?'. routeStreaming() routes hand the content to
-// an HttpStreamHandler part by part instead of aggregating it. A route's path matches exactly, or, when it
-// ends with "/*", matches every path under that prefix. No route for the path: 404; a route for
-// the path but not the method: 405 with Allow. HEAD is answered by the GET route with the body
+// an HttpStreamHandler part by part instead of aggregating it. A route's path matches exactly, or,
+// when it ends with "/*", matches every path under that prefix. No route for the path: 404; a route
+// for the path but not the method: 405 with Allow. HEAD is answered by the GET route with the body
 // left out (the response keeps its Content-Length). A handler that throws gets a 500.
 //
 // Per connection (pipeline "http-idle", "http-decoder", "http-server"):
@@ -89,13 +90,13 @@ class HttpStreamHandler {
 
 /// Counters of one server (all its connections).
 struct HttpServerStats {
-  std::uint64_t connections = 0;     ///< connections served
-  std::uint64_t requests = 0;        ///< requests answered by a route (any status)
-  std::uint64_t badRequests = 0;     ///< requests refused by the decoder or aggregator
-  std::uint64_t notFound = 0;        ///< 404 and 405 answers
-  std::uint64_t handlerErrors = 0;   ///< handlers that threw (answered 500)
-  std::uint64_t idleClosed = 0;      ///< connections closed by the idle timeout
-  std::uint64_t headTimeouts = 0;    ///< connections closed by the request-head timeout
+  std::uint64_t connections = 0;    ///< connections served
+  std::uint64_t requests = 0;       ///< requests answered by a route (any status)
+  std::uint64_t badRequests = 0;    ///< requests refused by the decoder or aggregator
+  std::uint64_t notFound = 0;       ///< 404 and 405 answers
+  std::uint64_t handlerErrors = 0;  ///< handlers that threw (answered 500)
+  std::uint64_t idleClosed = 0;     ///< connections closed by the idle timeout
+  std::uint64_t headTimeouts = 0;   ///< connections closed by the request-head timeout
 };
 
 class HttpServer {
@@ -107,14 +108,14 @@ class HttpServer {
       std::function<boost::asio::awaitable<FullHttpResponse>(FullHttpRequest request)>;
 
   struct Options {
-    HttpDecoderOptions decoder;                         ///< request limits
-    std::uint64_t maxContentLength = 1 << 20;           ///< aggregated body limit (413)
-    std::chrono::milliseconds idleTimeout{60'000};      ///< 0: never
+    HttpDecoderOptions decoder;                     ///< request limits
+    std::uint64_t maxContentLength = 1 << 20;       ///< aggregated body limit (413)
+    std::chrono::milliseconds idleTimeout{60'000};  ///< 0: never
     /// A connection must start each request head within one to two of these periods, counted
     /// from its start or its previous request (keep-alive idle time included); 0: never.
     std::chrono::milliseconds requestHeadTimeout{30'000};
-    std::size_t maxPendingResponses = 64;               ///< coroutine responses in flight
-    std::string serverName;                             ///< "server" field when not empty
+    std::size_t maxPendingResponses = 64;  ///< coroutine responses in flight
+    std::string serverName;                ///< "server" field when not empty
   };
 
   HttpServer();
@@ -153,9 +154,9 @@ class HttpServer {
   void install(ChannelPipeline& pipeline);
   /// Listens on host:port (0: any free port) on group's loops. Keep the returned channel: the
   /// server holds its listeners weakly (each listener's child handler holds the server's state).
-  [[nodiscard]] std::shared_ptr<ServerChannel> bind(EventLoopGroup& group, const std::string& host,
-                                      unsigned short port,
-                                      const ChannelOptions& options = ChannelOptions());
+  [[nodiscard]] std::shared_ptr<ServerChannel> bind(
+      EventLoopGroup& group, const std::string& host, unsigned short port,
+      const ChannelOptions& options = ChannelOptions());
   /// Stops accepting (closes the channels bind() returned), lets every connection finish the
   /// requests it has read (their responses go out with "connection: close"), then closes it.
   /// Returns false when connections were still open after timeout (they are closed then).

@@ -10,7 +10,7 @@
 namespace netbuf {
 
 struct HttpUrl {
-  std::string host;         ///< a name, an IPv4 address or an IPv6 address without brackets
+  std::string host;  ///< a name, an IPv4 address or an IPv6 address without brackets
   std::uint16_t port = 80;
   std::string target = "/";  ///< path and query, the request target (origin-form)
 

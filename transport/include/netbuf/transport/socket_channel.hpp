@@ -141,7 +141,7 @@ class SocketChannel final : public EventLoopChannel {
     AnyByteBuf buf;
     std::size_t remaining;  // bytes of buf (or file) still to write
     WriteListener* listener;
-    FileRegion file = {};   // valid: this write is a file region (buf is empty)
+    FileRegion file = {};  // valid: this write is a file region (buf is empty)
   };
 
   SocketChannel(EventLoop& loop, Socket socket, const ChannelOptions& options);

@@ -18,7 +18,9 @@ class FullHttpRequest : public HttpRequest {
       : HttpRequest(method, uri, version), content_(std::move(content)) {}
   FullHttpRequest(HttpRequest head, ByteBuf content,
                   std::unique_ptr<HttpHeaders> trailers = nullptr) noexcept
-      : HttpRequest(std::move(head)), content_(std::move(content)), trailers_(std::move(trailers)) {}
+      : HttpRequest(std::move(head)),
+        content_(std::move(content)),
+        trailers_(std::move(trailers)) {}
 
   ByteBuf& content() noexcept { return content_; }
   const ByteBuf& content() const noexcept { return content_; }

@@ -19,7 +19,8 @@ class FullHttpResponse : public HttpResponse {
       : HttpResponse(status, version), content_(std::move(content)) {}
   FullHttpResponse(HttpResponse head, ByteBuf content,
                    std::unique_ptr<HttpHeaders> trailers = nullptr) noexcept
-      : HttpResponse(std::move(head)), content_(std::move(content)),
+      : HttpResponse(std::move(head)),
+        content_(std::move(content)),
         trailers_(std::move(trailers)) {}
 
   ByteBuf& content() noexcept { return content_; }

@@ -23,8 +23,7 @@ namespace netbuf {
 class HttpDecoderError : public DecoderError {
  public:
   HttpDecoderError(const std::string& what, std::uint64_t offset, std::uint16_t status,
-                   std::string_view rule, std::uint64_t value = kNone,
-                   std::uint64_t limit = kNone)
+                   std::string_view rule, std::uint64_t value = kNone, std::uint64_t limit = kNone)
       : DecoderError(what, offset, value, limit), rule_(rule), status_(status) {}
 
   /// The status code a server answers with (400, 413, 414, 431, 501, 505).

@@ -14,7 +14,18 @@ namespace netbuf {
 
 class HttpMethod {
  public:
-  enum class Id : std::uint8_t { Get, Head, Post, Put, Delete, Connect, Options, Trace, Patch, Other };
+  enum class Id : std::uint8_t {
+    Get,
+    Head,
+    Post,
+    Put,
+    Delete,
+    Connect,
+    Options,
+    Trace,
+    Patch,
+    Other
+  };
 
   constexpr HttpMethod() noexcept : HttpMethod(Id::Get, "GET") {}
   constexpr HttpMethod(Id id, std::string_view name) noexcept : name_(name), id_(id) {}
@@ -60,15 +71,24 @@ inline constexpr HttpMethod HttpMethod::PATCH{Id::Patch, "PATCH"};
 
 constexpr HttpMethod HttpMethod::of(Id id) noexcept {
   switch (id) {
-    case Id::Head: return HEAD;
-    case Id::Post: return POST;
-    case Id::Put: return PUT;
-    case Id::Delete: return DELETE;
-    case Id::Connect: return CONNECT;
-    case Id::Options: return OPTIONS;
-    case Id::Trace: return TRACE;
-    case Id::Patch: return PATCH;
-    default: return GET;
+    case Id::Head:
+      return HEAD;
+    case Id::Post:
+      return POST;
+    case Id::Put:
+      return PUT;
+    case Id::Delete:
+      return DELETE;
+    case Id::Connect:
+      return CONNECT;
+    case Id::Options:
+      return OPTIONS;
+    case Id::Trace:
+      return TRACE;
+    case Id::Patch:
+      return PATCH;
+    default:
+      return GET;
   }
 }
 
@@ -94,7 +114,8 @@ constexpr HttpMethod HttpMethod::valueOf(std::string_view name) noexcept {
       if (name == "OPTIONS") return OPTIONS;
       if (name == "CONNECT") return CONNECT;
       break;
-    default: break;
+    default:
+      break;
   }
   return HttpMethod(Id::Other, name);
 }

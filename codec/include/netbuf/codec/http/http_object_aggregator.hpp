@@ -54,7 +54,7 @@ class HttpObjectAggregator
   ByteBufAllocator* alloc_;
   std::uint64_t maxContentLength_;
   ContinueHandler onContinue_;
-  std::optional<HttpRequest> request_;    // the head being aggregated (one of the two)
+  std::optional<HttpRequest> request_;  // the head being aggregated (one of the two)
   std::optional<HttpResponse> response_;
   ByteBuf content_;
   std::uint64_t size_ = 0;

@@ -19,8 +19,7 @@ class HttpRequest {
  public:
   HttpRequest() = default;
   /// A request to send: copies uri (and an extension method's name).
-  HttpRequest(HttpMethod method, std::string_view uri,
-              HttpVersion version = HttpVersion::HTTP_1_1)
+  HttpRequest(HttpMethod method, std::string_view uri, HttpVersion version = HttpVersion::HTTP_1_1)
       : version_(version), methodId_(method.id()) {
     if (method.isExtension()) methodName_ = headers_.storeText(method.name());
     uri_ = headers_.storeText(uri);
@@ -28,7 +27,10 @@ class HttpRequest {
   /// A decoded request: text already in headers' stores.
   HttpRequest(HttpMethod::Id method, HttpHeaders::TextRef methodName, HttpHeaders::TextRef uri,
               HttpVersion version, HttpHeaders headers) noexcept
-      : headers_(std::move(headers)), methodName_(methodName), uri_(uri), version_(version),
+      : headers_(std::move(headers)),
+        methodName_(methodName),
+        uri_(uri),
+        version_(version),
         methodId_(method) {}
 
   HttpMethod method() const noexcept {

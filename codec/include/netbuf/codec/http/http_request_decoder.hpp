@@ -45,8 +45,7 @@ class HttpRequestDecoder : public ByteToMessageDecoder<HttpRequestDecoder, HttpO
  public:
   explicit HttpRequestDecoder(const HttpDecoderOptions& options = {},
                               ByteBufAllocator& alloc = ByteBufAllocator::defaultAllocator())
-      : Base(Cumulator::Merge, alloc),
-        core_(detail::HttpObjectDecoder::Kind::Request, options) {}
+      : Base(Cumulator::Merge, alloc), core_(detail::HttpObjectDecoder::Kind::Request, options) {}
 
   const HttpDecoderOptions& options() const noexcept { return core_.options(); }
   /// Changes take effect from the next byte decoded.
@@ -56,7 +55,9 @@ class HttpRequestDecoder : public ByteToMessageDecoder<HttpRequestDecoder, HttpO
     return core_.state() == detail::HttpObjectDecoder::State::Discard;
   }
 
-  void decode(ByteBuf& in, std::vector<HttpObject>& out) { core_.decode(in, out, streamOffset(in)); }
+  void decode(ByteBuf& in, std::vector<HttpObject>& out) {
+    core_.decode(in, out, streamOffset(in));
+  }
   void decode(CompositeByteBuf&, std::vector<HttpObject>&) { detail::throwHttpNeedsMerge(); }
 
   /// End of stream: a request cut short is reported (HttpDecoderError), then the inactive event.

@@ -31,8 +31,7 @@ class HttpResponseDecoder : public ByteToMessageDecoder<HttpResponseDecoder, Htt
  public:
   explicit HttpResponseDecoder(const HttpDecoderOptions& options = {},
                                ByteBufAllocator& alloc = ByteBufAllocator::defaultAllocator())
-      : Base(Cumulator::Merge, alloc),
-        core_(detail::HttpObjectDecoder::Kind::Response, options) {}
+      : Base(Cumulator::Merge, alloc), core_(detail::HttpObjectDecoder::Kind::Response, options) {}
 
   /// The method of the next request sent on this connection (see the header comment).
   void pushRequestMethod(HttpMethod method) { core_.pushRequestMethod(method.id()); }
@@ -43,7 +42,9 @@ class HttpResponseDecoder : public ByteToMessageDecoder<HttpResponseDecoder, Htt
     return core_.state() == detail::HttpObjectDecoder::State::Discard;
   }
 
-  void decode(ByteBuf& in, std::vector<HttpObject>& out) { core_.decode(in, out, streamOffset(in)); }
+  void decode(ByteBuf& in, std::vector<HttpObject>& out) {
+    core_.decode(in, out, streamOffset(in));
+  }
   void decode(CompositeByteBuf&, std::vector<HttpObject>&) { detail::throwHttpNeedsMerge(); }
 
   /// End of stream: completes a close-delimited response (its LastHttpContent) or reports one cut

@@ -75,8 +75,7 @@ inline constexpr HttpResponseStatus HttpResponseStatus::OK{200, "OK"};
 inline constexpr HttpResponseStatus HttpResponseStatus::CREATED{201, "Created"};
 inline constexpr HttpResponseStatus HttpResponseStatus::NO_CONTENT{204, "No Content"};
 inline constexpr HttpResponseStatus HttpResponseStatus::PARTIAL_CONTENT{206, "Partial Content"};
-inline constexpr HttpResponseStatus HttpResponseStatus::MOVED_PERMANENTLY{301,
-                                                                          "Moved Permanently"};
+inline constexpr HttpResponseStatus HttpResponseStatus::MOVED_PERMANENTLY{301, "Moved Permanently"};
 inline constexpr HttpResponseStatus HttpResponseStatus::FOUND{302, "Found"};
 inline constexpr HttpResponseStatus HttpResponseStatus::NOT_MODIFIED{304, "Not Modified"};
 inline constexpr HttpResponseStatus HttpResponseStatus::BAD_REQUEST{400, "Bad Request"};

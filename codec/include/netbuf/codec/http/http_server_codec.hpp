@@ -63,7 +63,8 @@ class HttpServerCodec {
  private:
   void noteRequests(const Output& out, std::size_t from) {
     for (std::size_t i = from; i < out.size(); ++i) {
-      if (const auto* r = std::get_if<HttpRequest>(&out[i])) encoder_.pushRequestMethod(r->method());
+      if (const auto* r = std::get_if<HttpRequest>(&out[i]))
+        encoder_.pushRequestMethod(r->method());
     }
   }
 

@@ -95,11 +95,11 @@ class HttpObjectDecoder {
 
   // ---- the head (or trailer section) being parsed; offsets relative to its first byte
   bool startLineDone_ = false;
-  std::size_t lineStart_ = 0;     // first byte of the line being parsed
-  std::size_t scanned_ = 0;       // bytes already searched for LF
+  std::size_t lineStart_ = 0;       // first byte of the line being parsed
+  std::size_t scanned_ = 0;         // bytes already searched for LF
   std::size_t lineBad_ = SIZE_MAX;  // first byte of the line no field line may hold (or none)
-  std::size_t fieldsStart_ = 0;   // first byte after the start line
-  HttpHeaders headers_;           // fields of the head (or the trailers) so far
+  std::size_t fieldsStart_ = 0;     // first byte after the start line
+  HttpHeaders headers_;             // fields of the head (or the trailers) so far
   HttpHeaders::TextRef methodName_;
   HttpHeaders::TextRef uri_;
   HttpHeaders::TextRef reason_;
@@ -108,10 +108,10 @@ class HttpObjectDecoder {
   std::uint16_t status_ = 0;
 
   // ---- the body
-  std::uint64_t remaining_ = 0;   // FixedLength / ChunkData: bytes still to come
+  std::uint64_t remaining_ = 0;  // FixedLength / ChunkData: bytes still to come
   std::uint64_t contentSoFar_ = 0;
-  bool closeAfter_ = false;       // discard what follows this message (framing was doubtful)
-  bool upgradeAfter_ = false;     // 101 / CONNECT 2xx: raw bytes follow
+  bool closeAfter_ = false;    // discard what follows this message (framing was doubtful)
+  bool upgradeAfter_ = false;  // 101 / CONNECT 2xx: raw bytes follow
 
   std::deque<HttpMethod::Id> methods_;  // responses: methods of the requests sent
 };

@@ -46,9 +46,8 @@ class HttpObjectEncoder {
 
  private:
   enum class Framing : std::uint8_t { None, Raw, Chunked, Suppressed };
-  void encodeContent(const ByteBuf& content, bool last, const HttpHeaders* trailers,
-                     ByteBuf& head, std::vector<AnyByteBuf>& out, ByteBufAllocator& alloc,
-                     ByteBuf&& owned);
+  void encodeContent(const ByteBuf& content, bool last, const HttpHeaders* trailers, ByteBuf& head,
+                     std::vector<AnyByteBuf>& out, ByteBufAllocator& alloc, ByteBuf&& owned);
   bool nextIsHead(std::uint16_t status);
 
   Framing framing_ = Framing::None;  // None: between messages
