@@ -358,7 +358,16 @@ void HttpClientState::onResponse(const std::shared_ptr<HttpClientConn>& conn,
   if (!keepsAlive(res)) conn->reusable = false;
 
   const std::string key = conn->key;
-  if (!conn->reusable && conn->inFlight.empty()) closeSoon(conn);
+  // 101, or a 2xx to CONNECT: the connection now carries another protocol (the decoder passes its
+  // bytes through raw). It can serve no other request: closed, whatever is queued on it fails.
+  const bool switched =
+      status == 101 || (req->method.id() == HttpMethod::Id::Connect && status / 100 == 2);
+  if (switched) {
+    conn->reusable = false;
+    closeSoon(conn);
+  } else if (!conn->reusable && conn->inFlight.empty()) {
+    closeSoon(conn);
+  }
 
   const std::uint16_t code = status;
   const auto location = res.headers().get(HttpHeaderNames::kLocation);
@@ -482,6 +491,9 @@ void HttpClientState::cancel(std::uint64_t id, bool sentToo) {
 }
 
 void HttpClientState::closeAll() {
+  // A completion run below may call close() again (or destroy the client): that nested call
+  // finds the client closed and leaves the rest to this one.
+  if (closed) return;
   closed = true;
   for (auto& [key, pool] : pools) {
     while (!pool.waiting.empty()) {
@@ -493,7 +505,7 @@ void HttpClientState::closeAll() {
     for (const auto& c : conns) {
       c->closeError = make_error_code(HttpClientErrc::clientClosed);
       std::shared_ptr<SocketChannel> ch = c->channel;  // (onClosed drops c->channel)
-      ch->close();
+      if (ch) ch->close();
     }
   }
 }

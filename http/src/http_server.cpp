@@ -199,6 +199,9 @@ class HttpServerHandler : public ChannelHandler {
       if (closing_) break;
     }
     out_.clear();
+    // Responses held behind a coroutine count too: a peer that keeps sending requests behind a
+    // slow one must not make them pile up without bound.
+    if (!pending_.empty()) updateAutoRead(ctx);
   }
 
   void channelReadComplete(ChannelHandlerContext& ctx) override {
@@ -393,6 +396,7 @@ class HttpServerHandler : public ChannelHandler {
     streamStatus_ = HttpResponseStatus::OK;
     if (!streamKeepAlive_) closing_ = true;
     respond(ctx, std::move(res), streamKeepAlive_, false, streamVersion_, nextSlot());
+    if (!pending_.empty()) updateAutoRead(ctx);
   }
 
   void failStream() {

@@ -1,7 +1,9 @@
 // Static files (detail/static_files.hpp).
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <netbuf/codec/http/http_date.hpp>
@@ -156,17 +158,31 @@ StaticFileAnswer serveFile(const FullHttpRequest& req, const std::filesystem::pa
                            std::string_view rel) {
   const auto file = resolveUnder(root, rel);
   if (!file) return {plain(HttpResponseStatus::NOT_FOUND, "Not Found\n"), {}};
+  // Opened first, and every header comes from this descriptor's fstat: a file replaced or
+  // truncated after the check above cannot make the length announced differ from what is sent.
+  // O_NONBLOCK: a FIFO swapped in would otherwise block the loop in open(); sendfile ignores it
+  // for regular files.
+  const int fd = ::open(file->c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return {plain(HttpResponseStatus::NOT_FOUND, "Not Found\n"), {}};
   struct stat st {};
-  if (::stat(file->c_str(), &st) != 0) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
     return {plain(HttpResponseStatus::NOT_FOUND, "Not Found\n"), {}};
   }
+  // Closed on every return, unless handed to the region at the end.
+  struct FdGuard {
+    int fd;
+    ~FdGuard() {
+      if (fd >= 0) ::close(fd);
+    }
+  } guard{fd};
   const auto size = static_cast<std::uint64_t>(st.st_size);
   const std::time_t mtime = st.st_mtime;
   const std::string lastModified = HttpDate::format(mtime);
   const HttpHeaders& h = req.headers();
 
-  // If-Modified-Since (RFC 9110 §13.1.3): ignored when the request has a Range? No: it is
-  // evaluated first for GET and HEAD; a file not modified since then is 304.
+  // If-Modified-Since (RFC 9110 §13.1.3), evaluated before Range for GET and HEAD: a file not
+  // modified since then is 304.
   if (const auto ims = h.get(HttpHeaderNames::kIfModifiedSince)) {
     if (const auto since = HttpDate::parse(*ims); since && mtime <= *since) {
       FullHttpResponse res(HttpResponseStatus::NOT_MODIFIED);
@@ -202,11 +218,9 @@ StaticFileAnswer serveFile(const FullHttpRequest& req, const std::filesystem::pa
   out.add(HttpHeaderNames::kAcceptRanges, HttpHeaderValues::kBytes);
   if (!contentRange.empty()) out.add(HttpHeaderNames::kContentRange, contentRange);
   if (req.method().id() == HttpMethod::Id::Head || count == 0) return {std::move(res), {}};
-  try {
-    return {std::move(res), FileRegion::open(*file, first, count)};
-  } catch (const std::system_error&) {
-    return {plain(HttpResponseStatus::NOT_FOUND, "Not Found\n"), {}};
-  }
+  FileRegion region(fd, first, count);  // owns fd now
+  guard.fd = -1;
+  return {std::move(res), std::move(region)};
 }
 
 }  // namespace netbuf::detail

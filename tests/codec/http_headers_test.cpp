@@ -203,3 +203,20 @@ TEST_CASE("HttpHeaders: decoded headers view their backing; copies share it read
   c.add("added", "later");
   CHECK(encoded(c) == "Host: a\r\nX-Y: z\r\nadded: later\r\n");
 }
+
+TEST_CASE("HttpHeaders: a moved-from HttpHeaders is empty and usable") {
+  HttpHeaders h;
+  h.add("a", "1").add("b", "2");
+  HttpHeaders moved(std::move(h));
+  CHECK(moved.size() == 2);
+  CHECK(h.size() == 0);  // NOLINT(bugprone-use-after-move): the state after a move is specified
+  CHECK_FALSE(h.get("a"));
+  h.add("c", "3");
+  CHECK(h.get("c") == std::optional<std::string_view>("3"));
+  HttpHeaders assigned;
+  assigned = std::move(moved);
+  CHECK(assigned.size() == 2);
+  CHECK(moved.size() == 0);  // NOLINT(bugprone-use-after-move)
+  moved.add("d", "4");
+  CHECK(moved.size() == 1);
+}

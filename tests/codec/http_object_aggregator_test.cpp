@@ -169,6 +169,19 @@ TEST_CASE("HttpObjectAggregator: Expect: 100-continue with too large a body is 4
   CHECK(continues == 0);
 }
 
+TEST_CASE("HttpObjectAggregator: a Content-Length list of equal values is judged by its value") {
+  // "5, 5" is one length (the decoder accepts identical values): too large is 413 at once, with
+  // no 100 Continue that would invite the body.
+  HttpObjectAggregator agg(4);
+  int continues = 0;
+  agg.setContinueHandler([&] { ++continues; });
+  CHECK(aggregate(agg,
+                  "PUT /f HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5, "
+                  "5\r\n\r\nhello" +
+                      kGet) == HttpTranscript{"!413 content-too-large @- limit=4", kGetLine});
+  CHECK(continues == 0);
+}
+
 TEST_CASE("HttpObjectAggregator: any other expectation is 417; HTTP/1.0 expectations ignored") {
   HttpObjectAggregator agg(1024);
   int continues = 0;

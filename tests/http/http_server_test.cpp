@@ -938,6 +938,35 @@ TEST_CASE("HttpServer: reading stops while maxPendingResponses coroutines are in
   CHECK(c.responses().size() == 2);
 }
 
+TEST_CASE("HttpServer: responses held behind a slow coroutine stop reading too") {
+  // Synchronous answers queued behind a coroutine still running are not written yet: a peer
+  // sending requests behind it must not make them pile up without bound.
+  HttpServer::Options o;
+  o.maxPendingResponses = 4;
+  HttpServer server(o);
+  EmbeddedChannel* chp = nullptr;
+  server.route(HttpMethod::GET, "/sleep",
+               [&](FullHttpRequest req) -> asio::awaitable<FullHttpResponse> {
+                 co_await sleepOn(*chp, std::chrono::milliseconds(millisOf(req.uri())));
+                 co_return textOk("slept");
+               });
+  server.route(HttpMethod::GET, "/fast", [](FullHttpRequest&) { return textOk("fast"); });
+  Conn c(server);
+  chp = &c.ch;
+  c.send(httpRequest("GET", "/sleep?ms=10"));
+  for (int i = 0; i < 3; ++i) {
+    CHECK(c.ch.isAutoRead());
+    c.send(httpRequest("GET", "/fast"));
+  }
+  CHECK_FALSE(c.ch.isAutoRead());  // four responses owed: reading stops
+  c.ch.advanceTimeBy(10ms);
+  CHECK(c.ch.isAutoRead());
+  const auto r = c.responses();
+  REQUIRE(r.size() == 4);
+  CHECK(r[0].body == "slept");
+  CHECK(r[3].body == "fast");
+}
+
 TEST_CASE("HttpServer: reading stops while the channel is not writable") {
   HttpServer server;
   server.route(HttpMethod::GET, "/", describe);

@@ -199,8 +199,24 @@ void HttpHeaders::clear() noexcept {
 
 void HttpHeaders::foldLastValue(const char* unbacked, std::string_view continuation) {
   Entry& last = entries_[size_ - 1];
+  const bool owned = (last.value.offset & TextRef::kOwnedBit) != 0;
+  // The common case of several folds: the value is already the last text of the owned store, so
+  // the continuation is appended in place (copying the whole value for each fold would make a
+  // header of many folds cost quadratic time and memory).
+  if (owned && (last.value.offset & ~TextRef::kOwnedBit) + last.value.length == owned_->size()) {
+    if (owned_->size() + continuation.size() + 1 >= TextRef::kOwnedBit) {
+      throw IllegalArgumentError("HttpHeaders: more than 2 GiB of header text");
+    }
+    if (last.value.length > 0 && !continuation.empty()) {
+      owned_->push_back(' ');
+      ++last.value.length;
+    }
+    owned_->append(continuation);
+    last.value.length += static_cast<std::uint32_t>(continuation.size());
+    return;
+  }
   std::string joined;
-  if ((last.value.offset & TextRef::kOwnedBit) != 0) {
+  if (owned) {
     joined.assign(text(last.value));
   } else {
     joined.assign(unbacked + last.value.offset, last.value.length);

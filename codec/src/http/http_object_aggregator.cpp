@@ -8,6 +8,25 @@
 
 namespace netbuf {
 
+namespace {
+
+/// The declared Content-Length: the first element of the field (the decoder accepted the message,
+/// so every element of a list like "5, 5" is the same number), or 0 when absent or unreadable.
+std::uint64_t declaredLength(const HttpHeaders& h) {
+  const auto v = h.get(HttpHeaderNames::kContentLength);
+  if (!v) return 0;
+  std::string_view first = v->substr(0, v->find(','));
+  while (!first.empty() && (first.back() == ' ' || first.back() == '\t')) first.remove_suffix(1);
+  std::uint64_t n = 0;
+  for (const char c : first) {
+    if (c < '0' || c > '9' || n > (UINT64_MAX - 9) / 10) return 0;
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return n;
+}
+
+}  // namespace
+
 void HttpObjectAggregator::failTooLarge(std::uint64_t size) {
   discarding_ = true;
   request_.reset();
@@ -46,7 +65,7 @@ void HttpObjectAggregator::decode(HttpObject msg, std::vector<HttpObject>& out) 
     copied_ = false;
     content_ = ByteBuf();
     const HttpHeaders& h = req->headers();
-    expected_ = h.getUInt(HttpHeaderNames::kContentLength).value_or(0);
+    expected_ = declaredLength(h);
     if (expected_ > maxContentLength_) failTooLarge(expected_);
     if (const auto expect = h.get(HttpHeaderNames::kExpect);
         expect && req->protocolVersion() == HttpVersion::HTTP_1_1) {
@@ -69,8 +88,7 @@ void HttpObjectAggregator::decode(HttpObject msg, std::vector<HttpObject>& out) 
     // A response is limited by the content it carries, not by its Content-Length: the response to
     // a HEAD request and a 304 declare the length of content they do not carry. (The declared
     // length still sizes the copy, within the limit.)
-    expected_ = std::min(res->headers().getUInt(HttpHeaderNames::kContentLength).value_or(0),
-                         maxContentLength_);
+    expected_ = std::min(declaredLength(res->headers()), maxContentLength_);
     response_.emplace(std::move(*res));
     return;
   }

@@ -16,7 +16,7 @@
 //     EventLoopGroup group(4);
 //     auto channel = server.bind(group, "127.0.0.1", 8080);
 //     ...
-//     server.shutdownGracefully(5s);   // stops accepting, finishes requests in flight
+//     server.shutdownGracefully(5s);   // stops accepting, answers the requests already read
 //
 // Routing: the path is the request target up to '?'. routeStreaming() routes hand the content to
 // an HttpStreamHandler part by part instead of aggregating it. A route's path matches exactly, or,
@@ -157,8 +157,9 @@ class HttpServer {
   [[nodiscard]] std::shared_ptr<ServerChannel> bind(
       EventLoopGroup& group, const std::string& host, unsigned short port,
       const ChannelOptions& options = ChannelOptions());
-  /// Stops accepting (closes the channels bind() returned), lets every connection finish the
-  /// requests it has read (their responses go out with "connection: close"), then closes it.
+  /// Stops accepting (closes the channels bind() returned), lets every connection answer the
+  /// requests it has read whole, coroutines included (the last response says "connection:
+  /// close"), then closes it. A request whose content is still arriving is cut off unanswered.
   /// Returns false when connections were still open after timeout (they are closed then).
   /// Any thread but a loop's.
   bool shutdownGracefully(std::chrono::milliseconds timeout);

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace netbuf {
@@ -56,8 +57,23 @@ class HttpHeaders {
   };
 
   HttpHeaders() noexcept = default;
-  HttpHeaders(HttpHeaders&&) noexcept = default;
-  HttpHeaders& operator=(HttpHeaders&&) noexcept = default;
+  /// A moved-from HttpHeaders is empty and usable.
+  HttpHeaders(HttpHeaders&& o) noexcept
+      : backing_(std::move(o.backing_)),
+        entries_(std::move(o.entries_)),
+        size_(std::exchange(o.size_, 0)),
+        capacity_(std::exchange(o.capacity_, 0)),
+        owned_(std::move(o.owned_)) {}
+  HttpHeaders& operator=(HttpHeaders&& o) noexcept {
+    if (this != &o) {
+      backing_ = std::move(o.backing_);
+      entries_ = std::move(o.entries_);
+      size_ = std::exchange(o.size_, 0);
+      capacity_ = std::exchange(o.capacity_, 0);
+      owned_ = std::move(o.owned_);
+    }
+    return *this;
+  }
   HttpHeaders(const HttpHeaders&) = delete;
   HttpHeaders& operator=(const HttpHeaders&) = delete;
   ~HttpHeaders() = default;
