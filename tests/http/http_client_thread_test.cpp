@@ -929,6 +929,50 @@ TEST_CASE("HttpClient: close() fails pending requests with clientClosed") {
   }
 }
 
+TEST_CASE("HttpClient: close() from the completion of a request closed by close() itself") {
+  // Two connections with a request in flight each: closing the first completes its request,
+  // whose completion calls close() again; the outer close() still closes the second.
+  HttpServer server;
+  Probe probe;
+  addRoutes(server, probe);
+  Running running(server);
+  Client client;
+  HttpClient& c = *client;
+  auto second = launch(*client, [&](auto h) { c.get(running.url("/hold?ms=3000"), std::move(h)); });
+  auto first = launch(*client, [&](auto h) {
+    c.get(running.url("/hold?ms=3000"),
+          [&c, h = std::move(h)](ErrorCode ec, FullHttpResponse res) mutable {
+            c.close();  // re-entered from inside close()
+            h(ec, std::move(res));
+          });
+  });
+  REQUIRE(eventually([&] { return probe.entered.load() == 2; }));
+  client->close();
+  CHECK(await(first).ec == HttpClientErrc::clientClosed);
+  CHECK(await(second).ec == HttpClientErrc::clientClosed);
+  CHECK(eventually([&] { return client->openConnections() == 0; }));
+}
+
+TEST_CASE("HttpClient: a connection switched by 101 is never reused") {
+  // After a 101 the connection speaks another protocol: the next request must get a new one.
+  RawPeer peer([&](RawPeer::Conn& c) {
+    if (!c.request()) return;
+    if (c.index() == 0) {
+      c.write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n");
+      c.waitEof();
+    } else {
+      c.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+      c.waitEof();
+    }
+  });
+  Client client;
+  CHECK(get(*client, peer.url("/up")).status() == 101);
+  const Outcome next = get(*client, peer.url("/next"));
+  CHECK_FALSE(next.ec);
+  CHECK(next.body() == "ok");
+  CHECK(client->connectionsMade() == 2);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Redirects and limits
 
