@@ -3,6 +3,7 @@
 // of the same name). The encoder tells the decoder the method of every request it writes, so the
 // response to HEAD is read without content and a 2xx to CONNECT switches to raw bytes.
 
+#include <netbuf/codec/http/detail/http_duplex_codec.hpp>
 #include <netbuf/codec/http/http_request_encoder.hpp>
 #include <netbuf/codec/http/http_response_decoder.hpp>
 #include <optional>
@@ -11,19 +12,14 @@
 
 namespace netbuf {
 
-class HttpClientCodec {
+class HttpClientCodec
+    : public detail::HttpDuplexCodec<HttpClientCodec, HttpResponseDecoder, HttpRequestEncoder> {
  public:
-  using InputType = ByteBuf;
-  using OutputType = HttpObject;
-  using Output = std::vector<HttpObject>;
-  using EncoderInputType = HttpObject;
-
   explicit HttpClientCodec(const HttpDecoderOptions& options = {},
                            ByteBufAllocator& alloc = ByteBufAllocator::defaultAllocator())
-      : decoder_(options, alloc), encoder_(alloc) {}
+      : HttpDuplexCodec(options, alloc) {}
 
-  // Constrained to what the decoder reads, so that callers probing for channelRead (DecoderRunner,
-  // pipelines) see the codec's real input types.
+  using HttpDuplexCodec::channelRead;
   template <class In, class OnError>
   requires requires(HttpResponseDecoder& d, In&& in, Output& out, OnError&& onError) {
     d.channelRead(std::forward<In>(in), out, onError);
@@ -31,19 +27,6 @@ class HttpClientCodec {
   void channelRead(In&& in, Output& out, OnError&& onError) {
     decoder_.channelRead(std::forward<In>(in), out, onError);
   }
-  template <class In>
-  requires requires(HttpResponseDecoder& d, In&& in, Output& out) {
-    d.channelRead(std::forward<In>(in), out);
-  }
-  void channelRead(In&& in, Output& out) {
-    channelRead(std::forward<In>(in), out, RethrowCodecError{});
-  }
-  void channelReadComplete() { decoder_.channelReadComplete(); }
-  template <class OnError>
-  void channelInactive(Output& out, OnError&& onError) {
-    decoder_.channelInactive(out, onError);
-  }
-  void channelInactive(Output& out) { channelInactive(out, RethrowCodecError{}); }
 
   void write(HttpObject msg, std::vector<AnyByteBuf>& out) {
     // The method is told to the decoder once the request is encoded: a request the encoder refuses
@@ -55,13 +38,6 @@ class HttpClientCodec {
     encoder_.write(std::move(msg), out);
     if (method) decoder_.pushRequestMethod(HttpMethod::of(*method));
   }
-
-  HttpResponseDecoder& decoder() noexcept { return decoder_; }
-  HttpRequestEncoder& encoder() noexcept { return encoder_; }
-
- private:
-  HttpResponseDecoder decoder_;
-  HttpRequestEncoder encoder_;
 };
 
 }  // namespace netbuf

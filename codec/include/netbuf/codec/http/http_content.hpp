@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <netbuf/buffer/byte_buf.hpp>
+#include <netbuf/codec/http/detail/http_body.hpp>
 #include <netbuf/codec/http/http_headers.hpp>
 #include <utility>
 
@@ -23,31 +24,14 @@ class HttpContent {
   ByteBuf content_;
 };
 
-class LastHttpContent {
+class LastHttpContent : public detail::HttpBody {
  public:
   LastHttpContent() = default;
-  explicit LastHttpContent(ByteBuf content) noexcept : content_(std::move(content)) {}
+  explicit LastHttpContent(ByteBuf content) noexcept : HttpBody(std::move(content), nullptr) {}
   LastHttpContent(ByteBuf content, HttpHeaders trailers)
-      : content_(std::move(content)),
-        trailers_(trailers.isEmpty() ? nullptr
-                                     : std::make_unique<HttpHeaders>(std::move(trailers))) {}
-
-  ByteBuf& content() noexcept { return content_; }
-  const ByteBuf& content() const noexcept { return content_; }
-  /// The trailer fields (empty unless a chunked message sent some). Allocated on first use, so an
-  /// ordinary last part costs no allocation.
-  HttpHeaders& trailingHeaders() {
-    if (!trailers_) trailers_ = std::make_unique<HttpHeaders>();
-    return *trailers_;
-  }
-  bool hasTrailingHeaders() const noexcept { return trailers_ && !trailers_->isEmpty(); }
-  /// The trailers, or nullptr when there are none.
-  const HttpHeaders* trailers() const noexcept { return trailers_.get(); }
-  std::unique_ptr<HttpHeaders> takeTrailers() noexcept { return std::move(trailers_); }
-
- private:
-  ByteBuf content_;
-  std::unique_ptr<HttpHeaders> trailers_;
+      : HttpBody(std::move(content), trailers.isEmpty()
+                                         ? nullptr
+                                         : std::make_unique<HttpHeaders>(std::move(trailers))) {}
 };
 
 }  // namespace netbuf

@@ -23,57 +23,20 @@
 //
 // The cumulation is always Merge (heads are parsed as contiguous bytes).
 
-#include <cstdint>
-#include <netbuf/buffer/byte_buf.hpp>
-#include <netbuf/buffer/composite_byte_buf.hpp>
-#include <netbuf/codec/byte_to_message_decoder.hpp>
-#include <netbuf/codec/http/detail/http_object_decoder.hpp>
+#include <netbuf/buffer/byte_buf_allocator.hpp>
+#include <netbuf/codec/http/detail/http_decoder_base.hpp>
 #include <netbuf/codec/http/http_decoder_error.hpp>
 #include <netbuf/codec/http/http_decoder_options.hpp>
 #include <netbuf/codec/http/http_object.hpp>
-#include <vector>
 
 namespace netbuf {
 
-namespace detail {
-[[noreturn]] void throwHttpNeedsMerge();
-}  // namespace detail
-
-class HttpRequestDecoder : public ByteToMessageDecoder<HttpRequestDecoder, HttpObject> {
-  using Base = ByteToMessageDecoder<HttpRequestDecoder, HttpObject>;
-
+class HttpRequestDecoder
+    : public detail::HttpDecoderBase<HttpRequestDecoder, detail::HttpObjectDecoder::Kind::Request> {
  public:
   explicit HttpRequestDecoder(const HttpDecoderOptions& options = {},
                               ByteBufAllocator& alloc = ByteBufAllocator::defaultAllocator())
-      : Base(Cumulator::Merge, alloc), core_(detail::HttpObjectDecoder::Kind::Request, options) {}
-
-  const HttpDecoderOptions& options() const noexcept { return core_.options(); }
-  /// Changes take effect from the next byte decoded.
-  HttpDecoderOptions& options() noexcept { return core_.options(); }
-  /// True after an error: every later byte is discarded.
-  bool isDiscarding() const noexcept {
-    return core_.state() == detail::HttpObjectDecoder::State::Discard;
-  }
-
-  void decode(ByteBuf& in, std::vector<HttpObject>& out) {
-    core_.decode(in, out, streamOffset(in));
-  }
-  void decode(CompositeByteBuf&, std::vector<HttpObject>&) { detail::throwHttpNeedsMerge(); }
-
-  /// End of stream: a request cut short is reported (HttpDecoderError), then the inactive event.
-  template <class OnError>
-  void channelInactive(std::vector<HttpObject>& out, OnError&& onError) {
-    Base::channelInactive(out, onError);
-    try {
-      core_.endOfStream(out, bytesConsumed());
-    } catch (const CodecError&) {
-      onError(std::current_exception());
-    }
-  }
-  void channelInactive(std::vector<HttpObject>& out) { channelInactive(out, RethrowCodecError{}); }
-
- private:
-  detail::HttpObjectDecoder core_;
+      : HttpDecoderBase(options, alloc) {}
 };
 
 }  // namespace netbuf

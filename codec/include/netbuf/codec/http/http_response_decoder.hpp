@@ -12,56 +12,25 @@
 // Content: Transfer-Encoding whose final coding is chunked, else Content-Length, else everything
 // until the connection closes (the LastHttpContent comes at the end of stream).
 
-#include <cstdint>
-#include <netbuf/buffer/byte_buf.hpp>
-#include <netbuf/buffer/composite_byte_buf.hpp>
-#include <netbuf/codec/byte_to_message_decoder.hpp>
-#include <netbuf/codec/http/detail/http_object_decoder.hpp>
+#include <netbuf/buffer/byte_buf_allocator.hpp>
+#include <netbuf/codec/http/detail/http_decoder_base.hpp>
 #include <netbuf/codec/http/http_decoder_error.hpp>
 #include <netbuf/codec/http/http_decoder_options.hpp>
+#include <netbuf/codec/http/http_method.hpp>
 #include <netbuf/codec/http/http_object.hpp>
-#include <netbuf/codec/http/http_request_decoder.hpp>
-#include <vector>
 
 namespace netbuf {
 
-class HttpResponseDecoder : public ByteToMessageDecoder<HttpResponseDecoder, HttpObject> {
-  using Base = ByteToMessageDecoder<HttpResponseDecoder, HttpObject>;
-
+class HttpResponseDecoder
+    : public detail::HttpDecoderBase<HttpResponseDecoder,
+                                     detail::HttpObjectDecoder::Kind::Response> {
  public:
   explicit HttpResponseDecoder(const HttpDecoderOptions& options = {},
                                ByteBufAllocator& alloc = ByteBufAllocator::defaultAllocator())
-      : Base(Cumulator::Merge, alloc), core_(detail::HttpObjectDecoder::Kind::Response, options) {}
+      : HttpDecoderBase(options, alloc) {}
 
   /// The method of the next request sent on this connection (see the header comment).
   void pushRequestMethod(HttpMethod method) { core_.pushRequestMethod(method.id()); }
-
-  const HttpDecoderOptions& options() const noexcept { return core_.options(); }
-  HttpDecoderOptions& options() noexcept { return core_.options(); }
-  bool isDiscarding() const noexcept {
-    return core_.state() == detail::HttpObjectDecoder::State::Discard;
-  }
-
-  void decode(ByteBuf& in, std::vector<HttpObject>& out) {
-    core_.decode(in, out, streamOffset(in));
-  }
-  void decode(CompositeByteBuf&, std::vector<HttpObject>&) { detail::throwHttpNeedsMerge(); }
-
-  /// End of stream: completes a close-delimited response (its LastHttpContent) or reports one cut
-  /// short (HttpDecoderError "premature-end-of-stream").
-  template <class OnError>
-  void channelInactive(std::vector<HttpObject>& out, OnError&& onError) {
-    Base::channelInactive(out, onError);
-    try {
-      core_.endOfStream(out, bytesConsumed());
-    } catch (const CodecError&) {
-      onError(std::current_exception());
-    }
-  }
-  void channelInactive(std::vector<HttpObject>& out) { channelInactive(out, RethrowCodecError{}); }
-
- private:
-  detail::HttpObjectDecoder core_;
 };
 
 }  // namespace netbuf

@@ -5,6 +5,7 @@
 // their requests in order. Drive it as a decoder (channelRead...) and an encoder (write); the
 // http module's HttpServer installs it in a pipeline.
 
+#include <netbuf/codec/http/detail/http_duplex_codec.hpp>
 #include <netbuf/codec/http/http_request_decoder.hpp>
 #include <netbuf/codec/http/http_response_encoder.hpp>
 #include <utility>
@@ -12,19 +13,14 @@
 
 namespace netbuf {
 
-class HttpServerCodec {
+class HttpServerCodec
+    : public detail::HttpDuplexCodec<HttpServerCodec, HttpRequestDecoder, HttpResponseEncoder> {
  public:
-  using InputType = ByteBuf;
-  using OutputType = HttpObject;
-  using Output = std::vector<HttpObject>;
-  using EncoderInputType = HttpObject;
-
   explicit HttpServerCodec(const HttpDecoderOptions& options = {},
                            ByteBufAllocator& alloc = ByteBufAllocator::defaultAllocator())
-      : decoder_(options, alloc), encoder_(alloc) {}
+      : HttpDuplexCodec(options, alloc) {}
 
-  // Constrained to what the decoder reads, so that callers probing for channelRead (DecoderRunner,
-  // pipelines) see the codec's real input types.
+  using HttpDuplexCodec::channelRead;
   template <class In, class OnError>
   requires requires(HttpRequestDecoder& d, In&& in, Output& out, OnError&& onError) {
     d.channelRead(std::forward<In>(in), out, onError);
@@ -41,24 +37,8 @@ class HttpServerCodec {
     }
     noteRequests(out, before);
   }
-  template <class In>
-  requires requires(HttpRequestDecoder& d, In&& in, Output& out) {
-    d.channelRead(std::forward<In>(in), out);
-  }
-  void channelRead(In&& in, Output& out) {
-    channelRead(std::forward<In>(in), out, RethrowCodecError{});
-  }
-  void channelReadComplete() { decoder_.channelReadComplete(); }
-  template <class OnError>
-  void channelInactive(Output& out, OnError&& onError) {
-    decoder_.channelInactive(out, onError);
-  }
-  void channelInactive(Output& out) { channelInactive(out, RethrowCodecError{}); }
 
   void write(HttpObject msg, std::vector<AnyByteBuf>& out) { encoder_.write(std::move(msg), out); }
-
-  HttpRequestDecoder& decoder() noexcept { return decoder_; }
-  HttpResponseEncoder& encoder() noexcept { return encoder_; }
 
  private:
   void noteRequests(const Output& out, std::size_t from) {
@@ -67,9 +47,6 @@ class HttpServerCodec {
         encoder_.pushRequestMethod(r->method());
     }
   }
-
-  HttpRequestDecoder decoder_;
-  HttpResponseEncoder encoder_;
 };
 
 }  // namespace netbuf
