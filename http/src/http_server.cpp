@@ -78,6 +78,11 @@ void closeAfterWrites(Channel& ch) {
   }
 }
 
+/// The answer to a handler that failed.
+FullHttpResponse internalError() {
+  return HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR, "Internal Server Error\n");
+}
+
 bool methodMatches(const HttpRoute& r, const HttpMethod& m) {
   if (r.method != m.id()) return false;
   return r.method != HttpMethod::Id::Other || r.extensionMethod == m.name();
@@ -147,20 +152,7 @@ class HttpServerHandler : public ChannelHandler {
 
   void handlerAdded(ChannelHandlerContext& ctx) override {
     ctx_ = &ctx;
-    aggregator_.setContinueHandler([this] {
-      // Before the body is read: the client is waiting for this to send it. An interim response
-      // belongs to its request, so it goes out after the responses to earlier (pipelined) ones:
-      // at once behind the batch, or in a slot of its own behind a coroutine still running.
-      constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-      if (pending_.empty()) {
-        batch(*ctx_).writeBytes(kContinue);
-        flushBatch(*ctx_);
-      } else {
-        ByteBuf b = ctx_->alloc().buffer(kContinue.size());
-        b.writeBytes(kContinue);
-        pending_.push_back(Pending{nextSlot(), std::move(b), true});
-      }
-    });
+    aggregator_.setContinueHandler([this] { sendContinue(*ctx_); });
     // Installed on a channel already active (EmbeddedChannel): no channelActive will come.
     if (ctx.channel().isActive()) registerConnection(ctx);
   }
@@ -289,8 +281,7 @@ class HttpServerHandler : public ChannelHandler {
         res = route->handler(req);
       } catch (...) {  // anything: a non-std exception must not unwind into the pipeline
         state_->handlerErrors.fetch_add(1, std::memory_order_relaxed);
-        res =
-            HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR, "Internal Server Error\n");
+        res = internalError();
       }
       return respond(ctx, std::move(res), keepAlive, head, version, nextSlot());
     }
@@ -308,8 +299,7 @@ class HttpServerHandler : public ChannelHandler {
           if (self == nullptr || !self->alive_) return;
           if (e) {
             self->state_->handlerErrors.fetch_add(1, std::memory_order_relaxed);
-            res = HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR,
-                                   "Internal Server Error\n");
+            res = internalError();
           }
           self->respond(*self->ctx_, std::move(res), keepAlive, head, version, slot);
           self->flushBatch(*self->ctx_);
@@ -318,6 +308,21 @@ class HttpServerHandler : public ChannelHandler {
   }
 
   std::uint64_t nextSlot() noexcept { return nextSlot_++; }
+
+  /// "100 Continue", before the body is read: the client is waiting for it to send it. An interim
+  /// response belongs to its request, so it goes out after the responses to earlier (pipelined)
+  /// ones: at once behind the batch, or in a slot of its own behind a coroutine still running.
+  void sendContinue(ChannelHandlerContext& ctx) {
+    constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    if (pending_.empty()) {
+      batch(ctx).writeBytes(kContinue);
+      flushBatch(ctx);
+    } else {
+      ByteBuf b = ctx.alloc().buffer(kContinue.size());
+      b.writeBytes(kContinue);
+      pending_.push_back(Pending{nextSlot(), std::move(b), true});
+    }
+  }
 
   // ---- streaming routes: the parts go to an HttpStreamHandler, not to the aggregator
 
@@ -345,15 +350,7 @@ class HttpServerHandler : public ChannelHandler {
         streamKeepAlive_ = false;  // the client may send the body anyway: close after it
         return;
       }
-      constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-      if (pending_.empty()) {
-        batch(ctx).writeBytes(kContinue);
-        flushBatch(ctx);
-      } else {
-        ByteBuf b = ctx.alloc().buffer(kContinue.size());
-        b.writeBytes(kContinue);
-        pending_.push_back(Pending{nextSlot(), std::move(b), true});
-      }
+      sendContinue(ctx);
     }
     try {
       stream_ = route.stream();
@@ -388,8 +385,7 @@ class HttpServerHandler : public ChannelHandler {
     if (streamFailed_) {
       res = streamStatus_.code() == 417
                 ? HttpServer::text(HttpResponseStatus::EXPECTATION_FAILED, "Expectation Failed\n")
-                : HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR,
-                                   "Internal Server Error\n");
+                : internalError();
     }
     stream_.reset();
     streamFailed_ = false;
@@ -450,8 +446,7 @@ class HttpServerHandler : public ChannelHandler {
         return state_->fallback(req);
       } catch (...) {  // like a route's handler: a 500, not an exception into the pipeline
         state_->handlerErrors.fetch_add(1, std::memory_order_relaxed);
-        return HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR,
-                                "Internal Server Error\n");
+        return internalError();
       }
     }
     return HttpServer::text(HttpResponseStatus::NOT_FOUND, "Not Found\n");
@@ -517,10 +512,7 @@ class HttpServerHandler : public ChannelHandler {
     } catch (const EncoderError&) {
       state_->handlerErrors.fetch_add(1, std::memory_order_relaxed);
       file = FileRegion();
-      HttpObjectEncoder::appendResponse(
-          dst,
-          HttpServer::text(HttpResponseStatus::INTERNAL_SERVER_ERROR, "Internal Server Error\n"),
-          head, extra);
+      HttpObjectEncoder::appendResponse(dst, internalError(), head, extra);
     }
   }
 

@@ -9,6 +9,7 @@
 #include <netbuf/codec/http/http_date.hpp>
 #include <netbuf/codec/http/http_header_names.hpp>
 #include <netbuf/http/detail/static_files.hpp>
+#include <netbuf/http/http_server.hpp>
 #include <system_error>
 
 namespace netbuf::detail {
@@ -31,14 +32,6 @@ bool parseDecimal(std::string_view s, std::uint64_t& out) {
   }
   out = v;
   return true;
-}
-
-FullHttpResponse plain(HttpResponseStatus status, std::string_view body) {
-  ByteBuf content = ByteBufAllocator::defaultAllocator().buffer(body.size());
-  content.writeBytes(body);
-  FullHttpResponse res(status, std::move(content));
-  res.headers().add(HttpHeaderNames::kContentType, "text/plain; charset=utf-8");
-  return res;
 }
 
 }  // namespace
@@ -157,17 +150,17 @@ std::optional<ByteRange> parseRange(std::string_view h, std::uint64_t size, bool
 StaticFileAnswer serveFile(const FullHttpRequest& req, const std::filesystem::path& root,
                            std::string_view rel) {
   const auto file = resolveUnder(root, rel);
-  if (!file) return {plain(HttpResponseStatus::NOT_FOUND, "Not Found\n"), {}};
+  if (!file) return {HttpServer::text(HttpResponseStatus::NOT_FOUND, "Not Found\n"), {}};
   // Opened first, and every header comes from this descriptor's fstat: a file replaced or
   // truncated after the check above cannot make the length announced differ from what is sent.
   // O_NONBLOCK: a FIFO swapped in would otherwise block the loop in open(); sendfile ignores it
   // for regular files.
   const int fd = ::open(file->c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return {plain(HttpResponseStatus::NOT_FOUND, "Not Found\n"), {}};
+  if (fd < 0) return {HttpServer::text(HttpResponseStatus::NOT_FOUND, "Not Found\n"), {}};
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return {plain(HttpResponseStatus::NOT_FOUND, "Not Found\n"), {}};
+    return {HttpServer::text(HttpResponseStatus::NOT_FOUND, "Not Found\n"), {}};
   }
   // Closed on every return, unless handed to the region at the end.
   struct FdGuard {
@@ -198,8 +191,8 @@ StaticFileAnswer serveFile(const FullHttpRequest& req, const std::filesystem::pa
     bool unsatisfiable = false;
     const auto r = parseRange(*range, size, unsatisfiable);
     if (unsatisfiable) {
-      FullHttpResponse res =
-          plain(HttpResponseStatus::REQUESTED_RANGE_NOT_SATISFIABLE, "Range Not Satisfiable\n");
+      FullHttpResponse res = HttpServer::text(HttpResponseStatus::REQUESTED_RANGE_NOT_SATISFIABLE,
+                                              "Range Not Satisfiable\n");
       res.headers().add(HttpHeaderNames::kContentRange, fmt::format("bytes */{}", size));
       return {std::move(res), {}};
     }

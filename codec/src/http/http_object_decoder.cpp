@@ -499,6 +499,22 @@ void HttpObjectDecoder::completeHead(ByteBuf& in, std::vector<HttpObject>& out,
     }
   }
 
+  // A message framed by Transfer-Encoding, in both directions: with Content-Length too it is
+  // refused, or (when allowed) framed by Transfer-Encoding alone, its Content-Length removed, and
+  // the connection closed after it; in HTTP/1.0 the framing is faulty, so the connection closes
+  // after it as well (RFC 9112 §6.1).
+  const auto transferEncodingFraming = [&] {
+    if (hasContentLength) {
+      if (!options_.allowContentLengthWithTransferEncoding) {
+        fail(&in, 400, "content-length-with-transfer-encoding",
+             "Content-Length together with Transfer-Encoding", base);
+      }
+      h.remove(HttpHeaderNames::kContentLength);
+      closeAfter_ = true;
+    }
+    if (version_ == HttpVersion::HTTP_1_0) closeAfter_ = true;
+  };
+
   enum class Body { None, Fixed, Chunked, UntilClose } body = Body::None;
   if (kind_ == Kind::Request) {
     if (hosts > 1) fail(&in, 400, "repeated-host", "more than one Host field", base);
@@ -514,16 +530,7 @@ void HttpObjectDecoder::completeHead(ByteBuf& in, std::vector<HttpObject>& out,
         fail(&in, 400, "final-coding-not-chunked",
              "the final transfer coding of a request is not chunked", base);
       }
-      if (hasContentLength) {
-        if (!options_.allowContentLengthWithTransferEncoding) {
-          fail(&in, 400, "content-length-with-transfer-encoding",
-               "Content-Length together with Transfer-Encoding", base);
-        }
-        h.remove(HttpHeaderNames::kContentLength);
-        closeAfter_ = true;
-      }
-      // HTTP/1.0 and Transfer-Encoding: the framing is faulty, close after it (RFC 9112 §6.1).
-      if (version_ == HttpVersion::HTTP_1_0) closeAfter_ = true;
+      transferEncodingFraming();
       body = Body::Chunked;
     } else if (hasContentLength) {
       body = contentLength == 0 ? Body::None : Body::Fixed;
@@ -541,15 +548,7 @@ void HttpObjectDecoder::completeHead(ByteBuf& in, std::vector<HttpObject>& out,
     if (noContent) {
       body = Body::None;
     } else if (hasTransferEncoding) {
-      if (hasContentLength) {
-        if (!options_.allowContentLengthWithTransferEncoding) {
-          fail(&in, 400, "content-length-with-transfer-encoding",
-               "Content-Length together with Transfer-Encoding", base);
-        }
-        h.remove(HttpHeaderNames::kContentLength);
-        closeAfter_ = true;
-      }
-      if (version_ == HttpVersion::HTTP_1_0) closeAfter_ = true;
+      transferEncodingFraming();
       body = chunkedFinal ? Body::Chunked : Body::UntilClose;
     } else if (hasContentLength) {
       body = contentLength == 0 ? Body::None : Body::Fixed;
