@@ -182,15 +182,15 @@ void checkHttpStream(Make&& make, const HttpDecoderOptions& o, std::string_view 
   const test::HttpTranscript whole = runHttp(make, o, stream, {});
   const test::HttpTranscript split = runHttp(make, o, stream, oneCut(stream, cut));
   if (split != whole) {
-    std::fprintf(stderr, "whole: %s\nsplit: %s\n", test::httpToString(whole).c_str(),
-                 test::httpToString(split).c_str());
+    std::fprintf(stderr, "whole: %s\nsplit: %s\n", test::toString(whole).c_str(),
+                 test::toString(split).c_str());
     fail("a split changed the transcript");
   }
   if (stream.size() <= 4096) {
     const test::HttpTranscript small = runHttp(make, o, stream, smallReads(stream, seed));
     if (small != whole) {
-      std::fprintf(stderr, "whole: %s\nsmall: %s\n", test::httpToString(whole).c_str(),
-                   test::httpToString(small).c_str());
+      std::fprintf(stderr, "whole: %s\nsmall: %s\n", test::toString(whole).c_str(),
+                   test::toString(small).c_str());
       fail("small reads changed the transcript");
     }
   }

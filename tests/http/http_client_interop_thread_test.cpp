@@ -9,11 +9,13 @@
 #include <netbuf/http/http_client.hpp>
 
 #include <doctest/doctest.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "support/temp_dir.hpp"
 
 #include "support/python_runner.hpp"
 
@@ -43,36 +45,14 @@ using Clock = std::chrono::steady_clock;
 
 extern char** environ;
 
+using netbuf::test::readFile;
+using netbuf::test::TempDir;
+using netbuf::test::writeFile;
+
 namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Peers and their files
-
-/// A fresh directory, removed at the end of the scope.
-struct TempDir {
-  TempDir() {
-    path = fs::temp_directory_path() / ("netbuf-http-client-interop-" + std::to_string(::getpid()) +
-                                        "-" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path path;
-  static inline int counter = 0;
-};
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void writeFile(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary);
-  out << bytes;
-}
 
 /// A peer process: argv run under `timeout -k 2 60` in a process group of its own (stdout and
 /// stderr to log), the whole group killed (TERM, then KILL) when the guard goes out of scope, so
@@ -329,7 +309,7 @@ http {
 )");
   }
 
-  TempDir dir_;
+  TempDir dir_{"netbuf-http-client-interop"};
   fs::path root_;
   std::string big_;
   std::string text_;
@@ -466,7 +446,7 @@ TEST_CASE("HttpClient: nginx: an absolute redirect, and pipelining") {
 
 TEST_CASE("HttpClient: python3 -m http.server (HTTP/1.0, a connection per response)") {
   const std::string python = test::requirePython("http.server", "apt-get install python3");
-  TempDir dir;
+  TempDir dir("netbuf-http-client-interop");
   const fs::path files = dir.path / "files";
   fs::create_directories(files);
   const std::string big = randomBytes(200 * 1024);
@@ -552,7 +532,7 @@ class PythonPeer {
   std::string log() const { return process_->log(); }
 
  private:
-  TempDir dir_;
+  TempDir dir_{"netbuf-http-client-interop"};
   unsigned short port_ = 0;
   std::optional<PeerProcess> process_;
 };

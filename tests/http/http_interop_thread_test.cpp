@@ -6,7 +6,9 @@
 #include <netbuf/http/http_server.hpp>
 
 #include <doctest/doctest.h>
+
 #include <unistd.h>
+#include "support/temp_dir.hpp"
 
 #include "support/python_runner.hpp"
 
@@ -25,6 +27,10 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using netbuf::test::Output;
 using netbuf::test::shellQuote;
+
+using netbuf::test::readFile;
+using netbuf::test::TempDir;
+using netbuf::test::writeFile;
 
 namespace {
 
@@ -64,31 +70,6 @@ class DemoServer {
   std::shared_ptr<ServerChannel> channel_;
 };
 
-/// A fresh directory, removed at the end of the scope.
-struct TempDir {
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("netbuf-http-interop-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path path;
-  static inline int counter = 0;
-};
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void writeFile(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary);
-  out << bytes;
-}
-
 /// curl's path, REQUIREd (apt-get install curl).
 std::string requireCurl() {
   const Output o = netbuf::test::run("command -v curl");
@@ -116,7 +97,7 @@ std::string randomBody(std::size_t n) {
 TEST_CASE("HttpServer: curl GET") {
   const std::string c = requireCurl();
   DemoServer server;
-  TempDir tmp;
+  TempDir tmp("netbuf-http-interop");
   const Output o =
       curl(c, "-sS -D " + shellQuote((tmp.path / "head").string()) + " -o " +
                   shellQuote((tmp.path / "body").string()) + " " + shellQuote(server.url("/")));
@@ -136,7 +117,7 @@ TEST_CASE("HttpServer: curl GET") {
 TEST_CASE("HttpServer: curl uploads 100 KiB with Expect: 100-continue") {
   const std::string c = requireCurl();
   DemoServer server;
-  TempDir tmp;
+  TempDir tmp("netbuf-http-interop");
   const std::string body = randomBody(100 * 1024);
   writeFile(tmp.path / "in", body);
   // curl asks on its own only for bodies over 1 MiB (7.88; older ones from 1 KiB): -H makes it
@@ -181,7 +162,7 @@ TEST_CASE("HttpServer: curl uploads 100 KiB with Expect: 100-continue") {
 TEST_CASE("HttpServer: curl chunked upload") {
   const std::string c = requireCurl();
   DemoServer server;
-  TempDir tmp;
+  TempDir tmp("netbuf-http-interop");
   const std::string body = randomBody(300 * 1024 + 7);
   writeFile(tmp.path / "in", body);
   const Output o =
@@ -244,7 +225,7 @@ TEST_CASE("HttpServer: curl reuses one connection for several URLs") {
 TEST_CASE("HttpServer: Python http.client keep-alive") {
   const std::string python = netbuf::test::requirePython("http.client", "apt-get install python3");
   DemoServer server;
-  TempDir tmp;
+  TempDir tmp("netbuf-http-interop");
   const fs::path script = tmp.path / "client.py";
   writeFile(script, R"PY(
 import http.client, sys

@@ -26,6 +26,8 @@
 #include <netbuf/codec/http/http_decoder_error.hpp>
 #include <netbuf/codec/http/http_object.hpp>
 
+#include "support/decoder_transcript.hpp"  // toString(transcript)
+
 #include <fmt/format.h>
 
 #include <cstddef>
@@ -140,16 +142,6 @@ HttpTranscript httpTranscriptOf(Runner& run) {
     if (i < msgs.size()) tr.add(msgs[i]);
   }
   return tr.take();
-}
-
-/// A transcript on one line, each item quoted and escaped.
-inline std::string httpToString(const HttpTranscript& t) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    if (i != 0) s += ", ";
-    s += fmt::format("{:?}", t[i]);
-  }
-  return s + "}";
 }
 
 }  // namespace netbuf::test
