@@ -50,6 +50,7 @@ struct HttpServerState {
   HttpServer::Options options;
   std::vector<HttpRoute> routes;
   HttpServer::Handler fallback;
+  bool hasStreamingRoutes = false;  // set before serving, read by the loops
   std::atomic<bool> frozen{false};
   std::atomic<bool> draining{false};
   ChannelGroup connections{"http-connections"};
@@ -328,6 +329,7 @@ class HttpServerHandler : public ChannelHandler {
 
   /// The routeStreaming() route for this head (method and path), or nullptr.
   const HttpRoute* streamingRoute(const HttpRequest& head) const {
+    if (!state_->hasStreamingRoutes) return nullptr;  // no second walk of the routes per request
     std::string_view path = head.uri();
     path = path.substr(0, path.find('?'));
     const HttpMethod method = head.method();
@@ -675,6 +677,7 @@ HttpServer& HttpServer::routeStreaming(HttpMethod method, std::string path, Stre
   if (!factory) throw IllegalArgumentError("HttpServer::routeStreaming: no factory");
   addRoute(method, std::move(path), Handler(), AsyncHandler());
   state_->routes.back().stream = std::move(factory);
+  state_->hasStreamingRoutes = true;
   return *this;
 }
 
