@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <span>
@@ -60,6 +61,7 @@ class RedisCommand {
                                 std::unique_ptr<char[]> owned = nullptr);
   /// A command that owns copies of args (tests, clients).
   static RedisCommand copyOf(std::span<const std::string_view> args);
+  static RedisCommand copyOf(std::initializer_list<std::string_view> args);
 
  private:
   std::string_view inline_[kInlineArgs];

@@ -32,6 +32,6 @@ enum class RespType : std::uint8_t {
 enum class RespProtocol : std::uint8_t { Resp2 = 2, Resp3 = 3 };
 
 /// The type's name as the RESP3 specification spells it ("simple string", "map", ...).
-std::string_view toString(RespType type) noexcept;
+std::string_view respTypeName(RespType type) noexcept;
 
 }  // namespace netbuf

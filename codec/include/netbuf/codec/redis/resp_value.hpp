@@ -12,11 +12,22 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <netbuf/buffer/error.hpp>
 #include <netbuf/codec/redis/resp_type.hpp>
 #include <span>
 #include <string_view>
 
 namespace netbuf {
+
+/// A RespValue accessor used on a value of another type (asInteger() of a bulk string...).
+class RespTypeError : public Error {
+ public:
+  RespTypeError(std::string_view accessor, RespType actual);
+  RespType actual() const noexcept { return actual_; }
+
+ private:
+  RespType actual_;
+};
 
 class RespValue {
  public:
@@ -100,8 +111,7 @@ class RespValue {
   char nullForm() const noexcept { return nullForm_; }
 
   /// The bytes of a SimpleString, SimpleError, BulkString, BulkError, BigNumber (the digits) or
-  /// VerbatimString (the text after "fmt:"). Throws ValueTypeError-like std::logic_error
-  /// (RespTypeError) for the other types.
+  /// VerbatimString (the text after "fmt:"). Throws RespTypeError for the other types.
   std::string_view asString() const;
   /// The whole payload of a string type, for a VerbatimString including "fmt:".
   std::string_view payload() const;
