@@ -13,7 +13,7 @@ RedisCommand& RedisCommand::operator=(RedisCommand&& other) noexcept {
   if (this == &other) return *this;
   // The views point into other's input slice or owned block, neither of which moves: copying
   // the views and moving the owners keeps them valid.
-  std::copy(other.inline_, other.inline_ + kInlineArgs, inline_);
+  if (!other.heap_) std::copy(other.inline_.v, other.inline_.v + other.size_, inline_.v);
   heap_ = std::move(other.heap_);
   size_ = other.size_;
   input_ = std::move(other.input_);
@@ -64,7 +64,7 @@ RedisCommand RedisCommand::fromViews(ByteBuf input, std::span<const std::string_
     c.heap_ = std::make_unique<std::string_view[]>(args.size());
     std::copy(args.begin(), args.end(), c.heap_.get());
   } else {
-    std::copy(args.begin(), args.end(), c.inline_);
+    std::copy(args.begin(), args.end(), c.inline_.v);
   }
   c.size_ = args.size();
   c.input_ = std::move(input);

@@ -52,6 +52,7 @@ class RedisReply {
     ByteBuf input;                        // the slice of the input that bulk payloads view
     std::unique_ptr<char[]> owned;        // assembled streamed strings (a heap block: moving
                                           // the reply keeps views into it valid)
+    std::size_t ownedSize = 0;            // bytes of owned
     std::uint64_t offset = 0;
     std::size_t wireSize = 0;
   };
@@ -60,6 +61,7 @@ class RedisReply {
         nodes_(std::move(parts.nodes)),
         input_(std::move(parts.input)),
         owned_(std::move(parts.owned)),
+        ownedSize_(parts.ownedSize),
         offset_(parts.offset),
         wireSize_(parts.wireSize) {}
 
@@ -68,6 +70,7 @@ class RedisReply {
   std::unique_ptr<RespValue[]> nodes_;
   ByteBuf input_;
   std::unique_ptr<char[]> owned_;
+  std::size_t ownedSize_ = 0;
   std::uint64_t offset_ = 0;
   std::size_t wireSize_ = 0;
 };

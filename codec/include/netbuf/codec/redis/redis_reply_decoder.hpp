@@ -20,6 +20,7 @@
 #include <memory>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/buffer/byte_buf_allocator.hpp>
+#include <netbuf/buffer/composite_byte_buf.hpp>
 #include <netbuf/codec/byte_to_message_decoder.hpp>
 #include <netbuf/codec/redis/redis_decoder_options.hpp>
 #include <netbuf/codec/redis/redis_protocol_error.hpp>
@@ -38,6 +39,16 @@ class RedisReplyDecoder : public ByteToMessageDecoder<RedisReplyDecoder, RedisRe
 
   /// The framework hook: decodes at most one reply from in.
   void decode(ByteBuf& in, std::vector<RedisReply>& out);
+  /// The cumulation must be Merge (replies are parsed as contiguous bytes): a composite one
+  /// throws IllegalStateError.
+  void decode(CompositeByteBuf& in, std::vector<RedisReply>& out);
+
+  /// End of stream: a reply cut short is dropped (the framework counts its bytes in
+  /// bytesDropped()) and the decoder is ready for a new stream.
+  void decodeLast(ByteBuf& in, std::vector<RedisReply>& out);
+
+  /// True after a RedisProtocolError: every later byte is discarded.
+  bool isDiscarding() const noexcept;
 
   /// Decodes exactly one value from bytes (a whole reply, nothing after it); throws
   /// RedisProtocolError, including for incomplete input ("truncated", at the offset reached).

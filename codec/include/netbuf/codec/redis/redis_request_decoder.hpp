@@ -22,6 +22,7 @@
 #include <memory>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/buffer/byte_buf_allocator.hpp>
+#include <netbuf/buffer/composite_byte_buf.hpp>
 #include <netbuf/codec/byte_to_message_decoder.hpp>
 #include <netbuf/codec/redis/redis_command.hpp>
 #include <netbuf/codec/redis/redis_decoder_options.hpp>
@@ -38,11 +39,18 @@ class RedisRequestDecoder : public ByteToMessageDecoder<RedisRequestDecoder, Red
   const RedisDecoderOptions& options() const noexcept { return options_; }
   void setOptions(const RedisDecoderOptions& options) noexcept { options_ = options; }
 
-  /// The framework hook: decodes at most one command from in (see ByteToMessageDecoder).
+  /// The framework hook (see ByteToMessageDecoder): decodes every complete command in in (one
+  /// per call with setSingleDecode(true)).
   void decode(ByteBuf& in, std::vector<RedisCommand>& out);
+  /// The cumulation must be Merge (requests are parsed as contiguous bytes): a composite one
+  /// throws IllegalStateError.
+  void decode(CompositeByteBuf& in, std::vector<RedisCommand>& out);
   /// Bytes left at the end of the stream are an incomplete request: dropped without an error,
   /// as Redis drops a half-sent request of a client that disconnects.
   void decodeLast(ByteBuf& in, std::vector<RedisCommand>& out);
+
+  /// True after a RedisProtocolError: every later byte is discarded.
+  bool isDiscarding() const noexcept;
 
  private:
   // Implementation state (multibulk progress: argc, argument views parsed so far, offsets) is

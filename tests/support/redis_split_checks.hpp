@@ -1,0 +1,68 @@
+#pragma once
+// doctest checks that a Redis decoder's transcript (redis_transcript.hpp) does not depend on how
+// its input is split into reads: the input whole, split in two at every byte position, one byte at
+// a time, and in random splits (the seed is CAPTUREd, so a failure prints it) must all give the
+// expected transcript. The Redis decoders always use the Merge cumulator, so there is one
+// cumulator to try, not two as in split_checks.hpp.
+
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include "support/redis_transcript.hpp"
+#include "support/transcript_printing.hpp"  // doctest prints std::vector<std::string> in full
+
+namespace netbuf::test {
+
+/// The transcript of make() (a fresh decoder) fed input split at cuts, then (finish) told that the
+/// stream ended. maxBuffered, when given, receives the decoder's largest cumulation after a read.
+template <class Make>
+Transcript decodeRedisSplit(Make&& make, std::string_view input,
+                            const std::vector<std::size_t>& cuts, bool finish = true,
+                            std::size_t* maxBuffered = nullptr) {
+  DecoderRunner<decltype(make())> run(make());
+  run.feedSplitAt(input, cuts);
+  if (finish) run.finish();
+  if (maxBuffered != nullptr) *maxBuffered = run.maxBuffered();
+  return redisTranscriptOf(run);
+}
+
+/// The transcript of the input in one read.
+template <class Make>
+Transcript decodeRedis(Make&& make, std::string_view input, bool finish = true) {
+  return decodeRedisSplit(make, input, {}, finish);
+}
+
+/// Requires the expected transcript for every way of splitting input (see the header comment).
+/// Inputs longer than 3000 bytes are split at every 7th position only (the checks are quadratic).
+template <class Make>
+void checkRedisSplits(Make&& make, std::string_view input, const Transcript& expected,
+                      bool finish = true) {
+  CHECK(decodeRedisSplit(make, input, {}, finish) == expected);
+  const std::size_t stride = input.size() > 3000 ? 7 : 1;
+  for (std::size_t cut = 1; cut < input.size(); cut += stride) {
+    CAPTURE(cut);
+    CHECK(decodeRedisSplit(make, input, {cut}, finish) == expected);
+  }
+  if (input.size() <= 20000) {
+    std::vector<std::size_t> every;
+    for (std::size_t i = 1; i < input.size(); ++i) every.push_back(i);
+    CHECK(decodeRedisSplit(make, input, every, finish) == expected);
+  }
+  const unsigned seed = std::random_device{}();
+  CAPTURE(seed);
+  std::mt19937 rng(seed);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::size_t> cuts;
+    for (std::size_t at = 0; at < input.size();) {
+      at += 1 + rng() % 9;
+      if (at < input.size()) cuts.push_back(at);
+    }
+    CHECK(decodeRedisSplit(make, input, cuts, finish) == expected);
+  }
+}
+
+}  // namespace netbuf::test
