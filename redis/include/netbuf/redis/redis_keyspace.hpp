@@ -43,6 +43,10 @@ struct RedisCommandSpec {
   int step = 0;
   /// Whether the command writes (COMMAND's "write" flag).
   bool write = false;
+  /// COMMAND's flags and ACL categories, space-separated ("write denyoom fast",
+  /// "@write @string @fast").
+  std::string_view flags;
+  std::string_view categories;
 };
 
 class RedisKeyspace {
