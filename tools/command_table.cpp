@@ -104,6 +104,17 @@ constexpr OptionSpec kServeHttpOptions[] = {
     {"--max-content-length", "N", "largest request body; K/M suffixes are binary", "1M"},
 };
 
+constexpr OptionSpec kServeRedisOptions[] = {
+    {"--host", "ADDR", "address to listen on", "127.0.0.1"},
+    {"--port", "P", "port; 0: any free port, printed", "6379"},
+    {"--threads", "T",
+     "I/O threads, 1..1024; with T > 1 the keys are sharded over the\nthreads (see "
+     "redis_server.hpp)",
+     "1"},
+    {"--maxclients", "N", "connections open at once (Redis's maxclients); none by default"},
+    {"--timeout", "S", "close connections idle for S seconds (Redis's timeout); 0: never", "0"},
+};
+
 constexpr Subcommand kServe[] = {
     {"echo", "an echo server (TCP, Unix domain socket or UDP) until SIGINT/SIGTERM",
      "Prints 'listening on ADDR:PORT' (or 'listening on unix:PATH', 'listening on\n"
@@ -124,6 +135,13 @@ constexpr Subcommand kServe[] = {
      "  GET  /files/REL  DIR/REL with --root DIR (no path leaves DIR)\n"
      "  anything else    404",
      kServeHttpOptions, runServeHttp},
+    {"redis", "the Redis server (RESP2 and RESP3, in memory) until SIGINT/SIGTERM",
+     "Prints 'listening on ADDR:PORT' first, on one line. Strings, lists, sets, hashes and\n"
+     "sorted sets with expiry, for redis-cli, redis-benchmark and Redis client libraries;\n"
+     "nothing is persisted. With --threads T > 1 each thread owns the keys of its shard:\n"
+     "commands whose keys span shards run split (MGET, MSET, DEL, EXISTS...) or are refused\n"
+     "with -CROSSSLOT, as in Redis Cluster; keys sharing a {hash tag} share a shard.",
+     kServeRedisOptions, runServeRedis},
 };
 
 // ---- load

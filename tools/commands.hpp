@@ -32,6 +32,9 @@ int runBenchHttp(const ParsedOptions& options);
 int runHttpGet(const ParsedOptions& options);
 int runHttpPost(const ParsedOptions& options);
 
+// redis_command.cpp
+int runServeRedis(const ParsedOptions& options);
+
 // data_commands.cpp
 int runMsgpackEncode(const ParsedOptions& options);
 int runMsgpackDecode(const ParsedOptions& options);

@@ -1,0 +1,40 @@
+// `netbuf serve redis`: the Redis server (RedisServer), for redis-cli, redis-benchmark and any
+// Redis client, until SIGINT/SIGTERM.
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <netbuf/redis/redis_server.hpp>
+#include <string>
+
+#include "commands.hpp"
+#include "stop_signals.hpp"
+
+namespace netbuf::tools {
+
+int runServeRedis(const ParsedOptions& options) {
+  RedisServer::Options opt;
+  opt.host = options.text("--host");
+  opt.port = options.port("--port");
+  opt.threads = options.count("--threads", 1, 1024);
+  if (options.given("--maxclients")) opt.maxClients = options.count("--maxclients", 1);
+  opt.idleTimeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(options.seconds("--timeout") * 1000));
+
+  const sigset_t signals = blockStopSignals();  // before the loops' threads exist
+
+  RedisServer server(opt);
+  server.start();
+  printListening(opt.host, server.port());
+
+  const char* sig = waitForStopSignal(signals);
+  server.shutdownGracefully(std::chrono::seconds(5));
+  const RedisServerStats s = server.stats();
+  std::printf("stopped (%s); %llu connection(s), %llu command(s), %llu protocol error(s)\n", sig,
+              static_cast<unsigned long long>(s.connections),
+              static_cast<unsigned long long>(s.commands),
+              static_cast<unsigned long long>(s.protocolErrors));
+  return kExitOk;
+}
+
+}  // namespace netbuf::tools
