@@ -24,6 +24,9 @@
 #include <netbuf/codec/http/http_header_names.hpp>
 #include <netbuf/codec/http/http_object_aggregator.hpp>
 #include <netbuf/codec/http/http_server_codec.hpp>
+#include <netbuf/codec/redis/redis_reply_decoder.hpp>
+#include <netbuf/codec/redis/redis_request_decoder.hpp>
+#include <netbuf/codec/redis/resp_writer.hpp>
 #include <netbuf/codec/json/json_decoder.hpp>
 #include <netbuf/codec/json/json_encoder.hpp>
 #include <netbuf/codec/json/json_error.hpp>
@@ -56,6 +59,10 @@
 #include <netbuf/codec/varint32_length_field_prepender.hpp>
 #include <netbuf/http/http_client.hpp>
 #include <netbuf/http/http_server.hpp>
+#include <netbuf/redis/redis_client.hpp>
+#include <netbuf/redis/redis_client_pool.hpp>
+#include <netbuf/redis/redis_keyspace.hpp>
+#include <netbuf/redis/redis_server.hpp>
 #include <netbuf/rpc/message_pack_rpc_client.hpp>
 #include <netbuf/rpc/message_pack_rpc_server.hpp>
 #include <netbuf/transport/bootstrap.hpp>
