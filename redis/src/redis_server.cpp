@@ -237,17 +237,8 @@ class RedisConnection final : public ChannelHandler {
     }
     std::uint64_t ran = 0;
     if (!sharded_) [[likely]] {
-      // The benchmarked path: every command inline on the one keyspace, replies into the batch.
-      for (RedisCommand& cmd : commands_) {
-        ++ran;
-        execute(*keyspace_, cmd, batch(ctx), session_);
-        if (session_.closeAfterReply) [[unlikely]] {
-          closing_ = true;
-          break;
-        }
-        if (batch_.readableBytes() >= kBatchBytes) [[unlikely]]
-          writeBatch(ctx);
-      }
+      // While paused (see runInlineBatch) a read already under way only adds to the held ones.
+      if (!paused_) ran = runInlineBatch(ctx);
     } else {
       for (RedisCommand& cmd : commands_) {
         ++ran;
@@ -259,8 +250,43 @@ class RedisConnection final : public ChannelHandler {
       }
       postOutbox();
     }
-    commands_.clear();
+    if (!paused_) {
+      commands_.clear();
+      next_ = 0;
+    }
     if (ran != 0) state_->commands.fetch_add(ran, std::memory_order_relaxed);
+    answerProtocolError(ctx);
+  }
+
+  /// Runs commands_ from next_ on inline (one shard), replies into the batch. When a batch
+  /// written early leaves the channel unwritable (replies far larger than the requests: GETs of
+  /// large values), the rest is held (paused_) and reading stops until the peer has read enough
+  /// (channelWritabilityChanged resumes): one read's replies take at most the write buffer's high
+  /// water mark plus one batch, however much its commands ask for. Returns the number run.
+  std::uint64_t runInlineBatch(ChannelHandlerContext& ctx) {
+    std::uint64_t ran = 0;
+    while (next_ < commands_.size()) {
+      ++ran;
+      execute(*keyspace_, commands_[next_++], batch(ctx), session_);
+      if (session_.closeAfterReply) [[unlikely]] {
+        closing_ = true;
+        break;
+      }
+      if (batch_.readableBytes() >= kBatchBytes) [[unlikely]] {
+        writeBatch(ctx);
+        if (!ctx.channel().isWritable() && next_ < commands_.size()) {
+          paused_ = true;
+          ctx.channel().setAutoRead(false);
+          break;
+        }
+      }
+    }
+    return ran;
+  }
+
+  /// After the replies to every command read before it: Redis's answer to bad input.
+  void answerProtocolError(ChannelHandlerContext& ctx) {
+    if (paused_) return;
     if (!protocolError_.empty()) {
       if (!closing_) {
         // Redis answers the commands before the bad bytes, then this, then closes.
@@ -309,6 +335,17 @@ class RedisConnection final : public ChannelHandler {
   }
 
   void channelWritabilityChanged(ChannelHandlerContext& ctx) override {
+    if (paused_ && ctx.channel().isWritable() && !closed_) {
+      paused_ = false;
+      const std::uint64_t ran = runInlineBatch(ctx);
+      if (!paused_) {
+        commands_.clear();
+        next_ = 0;
+      }
+      state_->commands.fetch_add(ran, std::memory_order_relaxed);
+      answerProtocolError(ctx);
+      flushBatch(ctx);
+    }
     updateAutoRead(ctx);
     ctx.fireChannelWritabilityChanged();
   }
@@ -407,7 +444,7 @@ class RedisConnection final : public ChannelHandler {
       written_ = false;
       ctx.flush();
     }
-    if (closing_ && slots_.empty() && !closed_) {
+    if (closing_ && slots_.empty() && !paused_ && !closed_) {
       closed_ = true;
       closeAfterWrites(ctx.channel());
     }
@@ -460,6 +497,9 @@ class RedisConnection final : public ChannelHandler {
             ? argc - std::min<std::size_t>(argc, static_cast<std::size_t>(-spec->lastKey))
             : std::min<std::size_t>(static_cast<std::size_t>(spec->lastKey), argc - 1);
     const std::size_t step = spec->step > 0 ? static_cast<std::size_t>(spec->step) : 1;
+    // Key-value lists cut short (MSET a 1 b) pass the arity check but not the keyspace's own:
+    // run them where the keyspace refuses them whole, never split into parts that would apply.
+    if (spec->lastKey < 0 && (argc - first) % step != 0) return runInline(ctx, cmd);
     const std::size_t target = state_->shardOf(cmd[first]);
     bool oneShard = true;
     for (std::size_t i = first + step; i <= last; i += step) {
@@ -623,7 +663,13 @@ class RedisConnection final : public ChannelHandler {
       slot.combine->parts[part] = std::move(bytes);
       if (--slot.waiting == 0) {
         slot.bytes = ctx.alloc().buffer(256);
-        combineParts(*slot.combine, slot.bytes);
+        try {
+          combineParts(*slot.combine, slot.bytes);
+        } catch (const std::exception& e) {
+          // Like a command that throws (execute()): the slot still gets exactly one reply, so
+          // the replies behind it are not held back forever.
+          executeFailed(slot.bytes, 0, slot.combine->protocol, e.what());
+        }
         slot.combine.reset();
       }
     } else {
@@ -646,13 +692,20 @@ class RedisConnection final : public ChannelHandler {
     }
   }
 
+  static inline const RedisDecoderOptions kOwnReplies =
+      RedisDecoderOptions()
+          .setMaxBulkLength(UINT64_MAX)
+          .setMaxMultibulkLength(UINT64_MAX)
+          .setMaxMessageBytes(UINT64_MAX);
+
   /// Writes a split command's reply from its parts' replies.
   static void combineParts(Combine& c, ByteBuf& out) {
     RespWriter w(out, c.protocol);
     std::vector<RedisReply> replies;
     replies.reserve(c.parts.size());
     for (ByteBuf& p : c.parts) {
-      replies.push_back(RedisReplyDecoder::decodeOne(std::move(p)));
+      // The parts are this server's own replies: no limit of a peer's input applies to them.
+      replies.push_back(RedisReplyDecoder::decodeOne(std::move(p), kOwnReplies));
       if (replies.back().isError()) {
         w.value(replies.back().root());  // the first part that failed answers for the command
         return;
@@ -685,7 +738,7 @@ class RedisConnection final : public ChannelHandler {
   }
 
   void updateAutoRead(ChannelHandlerContext& ctx) {
-    const bool want = ctx.channel().isWritable() && slots_.size() < kMaxSlots;
+    const bool want = ctx.channel().isWritable() && slots_.size() < kMaxSlots && !paused_;
     if (want != ctx.channel().isAutoRead()) ctx.channel().setAutoRead(want);
   }
 
@@ -697,6 +750,8 @@ class RedisConnection final : public ChannelHandler {
   RedisSession session_;
   ChannelHandlerContext* ctx_ = nullptr;
   std::vector<RedisCommand> commands_;  // one read's commands (storage reused)
+  std::size_t next_ = 0;                 // commands_[next_...] have not run yet
+  bool paused_ = false;                  // they wait for the channel to be writable
   ByteBuf batch_;                       // replies not yet written
   std::size_t batchHint_ = 512;
   std::string protocolError_;                  // the read's protocol error, if any
@@ -774,6 +829,14 @@ RedisServer::~RedisServer() {
 
 void RedisServer::start() {
   if (ownGroup_) throw IllegalStateError("RedisServer::start: already started");
+  {
+    // Shards made by an earlier bind() belong to the caller's group and its connections: start()
+    // must neither replace them nor, failing, clear them.
+    std::lock_guard<std::mutex> lock(state_->bindMutex);
+    if (state_->group != nullptr) {
+      throw IllegalStateError("RedisServer::start: the server is bound to a group already");
+    }
+  }
   if (state_->options.threads == 0) {
     throw IllegalArgumentError("RedisServer::start: Options::threads must be at least 1");
   }

@@ -368,6 +368,31 @@ TEST_CASE("RedisServer: sharded multi-key commands are split and combined") {
   a.expect(cat("-CROSSSLOT Keys in request don't hash to the same slot\r\n", integer(1), "*2\r\n",
                bulk("2"), bulk("1"), "+OK\r\n", integer(0), "*0\r\n"));
   CHECK(r.server.stats().crossShardCommands > 0);
+  // A key-value list cut short is refused whole, as Redis does: no shard applies its part.
+  a.send(cmd({"MSET", k0, "1", k1}) + cmd({"EXISTS", k0, k1}) + cmd({"MSETNX", k1, "1", k2}));
+  a.expect(cat("-ERR wrong number of arguments for 'mset' command\r\n", integer(0),
+               "-ERR wrong number of arguments for 'msetnx' command\r\n"));
+}
+
+TEST_CASE("RedisServer: replies far larger than their requests pause the commands after them") {
+  Running r(1);
+  RawClient c(r.port());
+  const std::string big(512 * 1024, 'x');
+  c.send(cmd({"SET", "big", big}));
+  c.expect("+OK\r\n");
+  // 48 GETs in one write ask for 24 MB of replies, more than loopback's socket buffers hold: the
+  // server runs them only as fast as this client reads, so while it reads nothing some wait.
+  std::string gets;
+  for (int i = 0; i < 48; ++i) gets += cmd({"GET", "big"});
+  gets += cmd({"PING"});
+  c.send(gets);
+  std::this_thread::sleep_for(300ms);
+  const std::uint64_t ranWhileBlocked = r.server.stats().commands;
+  CHECK(ranWhileBlocked < 1 + 49);
+  const std::string one = bulk(big);
+  for (int i = 0; i < 48; ++i) REQUIRE(c.readBytes(one.size()) == one);
+  c.expect("+PONG\r\n");
+  CHECK(r.server.stats().commands == 1 + 49);
 }
 
 TEST_CASE("RedisServer: replies keep command order across shards, on many connections at once") {
@@ -478,6 +503,11 @@ TEST_CASE("RedisServer: bind on a caller's group, one shard per loop") {
     c.expect(std::string("+OK\r\n") + integer(2));
     EventLoopGroup other(1);
     CHECK_THROWS_AS((void)server.bind(other, "127.0.0.1", 0), IllegalStateError);
+    // start() on a bound server refuses and leaves the bound shards serving.
+    CHECK_THROWS_AS(server.start(), IllegalStateError);
+    CHECK(server.shards() == 2);
+    c.send(cmd({"GET", keyOnShard("b", 0, 2)}));
+    c.expect(bulk("1"));
     CHECK(server.shutdownGracefully(5s));
     CHECK(c.waitClosed());
   }
