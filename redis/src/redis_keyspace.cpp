@@ -31,6 +31,8 @@ constexpr std::string_view kRedisVersion = "7.0.15";
 constexpr std::size_t kSetMaxIntsetEntries = 512;
 constexpr std::size_t kHashMaxListpackEntries = 512;
 constexpr std::size_t kHashMaxListpackValue = 64;
+constexpr std::size_t kZsetMaxListpackEntries = 128;
+constexpr std::size_t kZsetMaxListpackValue = 64;
 constexpr std::size_t kProtoMaxBulkLen = 512ull * 1024 * 1024;
 
 constexpr std::string_view kErrWrongType =
@@ -434,6 +436,11 @@ struct HashValue {
 /// A sorted set: members ordered by (score, member bytes), as Redis's listpack and skiplist
 /// both order them, plus a member -> score table. The order's member views point into the
 /// table's keys (node-based: they do not move).
+///
+/// The encoding Redis 7.0 would use is tracked for one visible effect: a score of -0 stored in a
+/// listpack comes back as 0 (ZADD z -0 m; ZSCORE z m answers 0), while a skiplist keeps -0.
+/// A zset is a listpack until it has over zset-max-listpack-entries members or one longer than
+/// zset-max-listpack-value bytes; converting is one way, as in Redis.
 struct ZSetValue {
   using Item = std::pair<double, std::string_view>;
   struct Less {
@@ -445,14 +452,24 @@ struct ZSetValue {
   };
   std::set<Item, Less> order;
   StrMap<double> scores;
+  bool isListpack = true;
 
   std::size_t size() const noexcept { return scores.size(); }
 
+  /// The score as the encoding stores it: -0 becomes 0 in a listpack.
+  double stored(double score) const noexcept { return isListpack && score == 0 ? 0.0 : score; }
+
   void insert(std::string_view member, double score) {
+    if (isListpack &&
+        (scores.size() + 1 > kZsetMaxListpackEntries || member.size() > kZsetMaxListpackValue)) {
+      isListpack = false;
+    }
+    score = stored(score);
     const auto it = scores.emplace(std::string(member), score).first;
     order.emplace(score, std::string_view(it->first));
   }
   void update(StrMap<double>::iterator it, double score) {
+    score = stored(score);
     order.erase(Item(it->second, it->first));
     it->second = score;
     order.emplace(score, std::string_view(it->first));
@@ -1379,12 +1396,14 @@ void cmdLrange(Call& c) {
 }
 
 void cmdLindex(Call& c) {
-  std::int64_t index;
-  if (!intArg(c, 2, index)) return;
+  // The key before the index, as lindexCommand: a missing key is null and a key of another type
+  // WRONGTYPE whatever the index says.
   Node* n;
   ListValue* l;
   if (!lookupAs(c, c.arg(1), n, l)) return;
   if (!n) return c.w.null();
+  std::int64_t index;
+  if (!intArg(c, 2, index)) return;
   const auto len = static_cast<std::int64_t>(l->size());
   if (index < 0) index += len;
   if (index < 0 || index >= len) return c.w.null();

@@ -53,8 +53,14 @@ TEST_CASE("LPUSH, RPUSH, LRANGE, LLEN, LINDEX") {
   CHECK(db({"LRANGE", "str", "0", "1"}) == kWrongType);
   CHECK(db({"LINDEX", "str", "0"}) == kWrongType);
   CHECK(db({"LLEN", "str"}) == kWrongType);
+  // LINDEX looks the key up before it parses the index; LRANGE parses its indexes first.
+  CHECK(db({"LINDEX", "nokey", "x"}) == kNull2);
+  CHECK(db({"LINDEX", "str", "x"}) == kWrongType);
+  CHECK(db({"LRANGE", "str", "x", "1"}) == kNotInteger);
+  CHECK(db({"LRANGE", "nokey", "0", "x"}) == kNotInteger);
   db.resp3();
   CHECK(db({"LINDEX", "l", "10"}) == kNull3);
+  CHECK(db({"LINDEX", "nokey", "-0"}) == kNull3);
   CHECK(db({"LRANGE", "l", "0", "0"}) == "*1\r\n$1\r\nc\r\n");
 }
 
@@ -333,6 +339,39 @@ TEST_CASE("ZSCORE, ZCARD, ZRANK, ZREVRANK, ZREM") {
   CHECK(db({"ZSCORE", "r", "c"}) == ",1.5000000000000001e+300\r\n");
   CHECK(db({"ZSCORE", "r", "nom"}) == kNull3);
   CHECK(db({"ZRANK", "r", "nom"}) == kNull3);
+}
+
+TEST_CASE("sorted sets: a -0 score reads back as 0 in a listpack, as -0 in a skiplist") {
+  KeyspaceFixture db;
+  const std::string longMember(65, 'm');  // over zset-max-listpack-value: a skiplist
+  CHECK(db({"ZADD", "z", "-0.0", "a", "1", "b"}) == ":2\r\n");
+  CHECK(db({"ZSCORE", "z", "a"}) == "$1\r\n0\r\n");
+  CHECK(db({"ZADD", "z", "-0", "b"}) == ":0\r\n");
+  CHECK(db({"ZSCORE", "z", "b"}) == "$1\r\n0\r\n");
+  // ZINCRBY and ZADD INCR reply the score they computed, before it is stored.
+  CHECK(db({"ZINCRBY", "z", "-0.0", "c"}) == "$2\r\n-0\r\n");
+  CHECK(db({"ZSCORE", "z", "c"}) == "$1\r\n0\r\n");
+  CHECK(db({"ZADD", "s", "-0.0", longMember}) == ":1\r\n");
+  CHECK(db({"ZSCORE", "s", longMember}) == "$2\r\n-0\r\n");
+  CHECK(db({"ZADD", "s", "-0.0", "short"}) == ":1\r\n");
+  CHECK(db({"ZSCORE", "s", "short"}) == "$2\r\n-0\r\n");
+  // 128 members stay a listpack; the 129th converts it, keeping the scores stored before.
+  std::vector<std::string> args = {"ZADD", "big", "-0.0", "first"};
+  for (int i = 1; i < 128; ++i) {
+    const std::string number = std::to_string(i);
+    args.push_back(number);
+    args.push_back(cat({"m", number}));
+  }
+  std::vector<std::string_view> views(args.begin(), args.end());
+  CHECK(db(views) == ":128\r\n");
+  CHECK(db({"ZADD", "big", "-0.0", "m1"}) == ":0\r\n");
+  CHECK(db({"ZSCORE", "big", "m1"}) == "$1\r\n0\r\n");
+  CHECK(db({"ZADD", "big", "-0.0", "neg"}) == ":1\r\n");
+  CHECK(db({"ZSCORE", "big", "neg"}) == "$2\r\n-0\r\n");
+  CHECK(db({"ZSCORE", "big", "first"}) == "$1\r\n0\r\n");
+  db.resp3();
+  CHECK(db({"ZSCORE", "z", "a"}) == ",0\r\n");
+  CHECK(db({"ZSCORE", "s", "short"}) == ",-0\r\n");
 }
 
 TEST_CASE("ZRANGE by index, score and lex; WITHSCORES in both protocols") {
