@@ -147,7 +147,10 @@ std::string_view formatInt(std::int64_t v, char (&buf)[24]) noexcept {
 /// Redis's stringmatchlen (util.c): glob matching with * ? [abc] [^a-z] and \ escapes. The C
 /// original reads the pattern's NUL terminator in a few places; at() stands in for it.
 bool globMatchImpl(std::string_view pat, std::size_t pi, std::string_view str, std::size_t si,
-                   bool nocase, bool& skipLongerMatches) {
+                   bool nocase, bool& skipLongerMatches, int nesting) {
+  // Each '*' recurses once: a pattern of many stars against a long key would otherwise take the
+  // loop thread's stack. Past 1000 levels it is no match, as in Redis's stringmatchlen.
+  if (nesting > 1000) return false;
   auto at = [&](std::size_t i) { return i < pat.size() ? pat[i] : '\0'; };
   auto fold = [&](char c) { return nocase ? toLowerAscii(c) : c; };
   // Lengths are signed as in the C code: the '[' branch can step back over the end.
@@ -162,7 +165,9 @@ bool globMatchImpl(std::string_view pat, std::size_t pi, std::string_view str, s
         }
         if (plen == 1) return true;
         while (slen > 0) {
-          if (globMatchImpl(pat, pi + 1, str, si, nocase, skipLongerMatches)) return true;
+          if (globMatchImpl(pat, pi + 1, str, si, nocase, skipLongerMatches, nesting + 1)) {
+            return true;
+          }
           if (skipLongerMatches) return false;
           ++si;
           --slen;
@@ -248,7 +253,7 @@ bool globMatchImpl(std::string_view pat, std::size_t pi, std::string_view str, s
 
 bool globMatch(std::string_view pattern, std::string_view str, bool nocase = false) {
   bool skip = false;
-  return globMatchImpl(pattern, 0, str, 0, nocase, skip);
+  return globMatchImpl(pattern, 0, str, 0, nocase, skip, 0);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -364,6 +364,22 @@ TEST_CASE("KEYS patterns (stringmatchlen)") {
   CHECK(db({"KEYS"}) == arity("keys"));
 }
 
+TEST_CASE("KEYS: a pattern nesting '*' past 1000 levels matches nothing instead of overflowing") {
+  KeyspaceFixture db;
+  // A key of a million 'a's against "*a*a...*ab": without the nesting bound each '*' is one more
+  // frame of recursion, a million deep.
+  const std::string key(1000000, 'a');
+  CHECK(db({"SET", key, "v"}) == kOk);
+  std::string deep;
+  for (int i = 0; i < 1000000; ++i) deep += "*a";
+  deep += "b";
+  CHECK(db({"KEYS", deep}) == "*0\r\n");
+  // Up to the bound the same shape still matches: 999 stars.
+  std::string shallow;
+  for (int i = 0; i < 999; ++i) shallow += "*a";
+  CHECK(db({"KEYS", shallow}).substr(0, 4) == "*1\r\n");
+}
+
 TEST_CASE("DBSIZE, FLUSHALL, FLUSHDB, SELECT") {
   KeyspaceFixture db;
   CHECK(db({"MSET", "a", "1", "b", "2"}) == kOk);
