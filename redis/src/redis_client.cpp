@@ -45,7 +45,7 @@ class RedisClientCategory final : public std::error_category {
       case RedisClientErrc::protocolError:
         return "the server's reply is not valid RESP";
       case RedisClientErrc::timedOut:
-        return "no reply within the command timeout";
+        return "no reply in time (the command timeout, or the connect timeout for the handshake)";
       case RedisClientErrc::clientClosed:
         return "the client was closed";
       case RedisClientErrc::handshakeFailed:
@@ -204,6 +204,17 @@ struct RedisClientState : std::enable_shared_from_this<RedisClientState> {
   Clock::time_point deadlineFromNow() const {
     return options.commandTimeout.count() > 0 ? loop->now() + options.commandTimeout : kNever;
   }
+  /// The handshake's replies are due within connectTimeout (commandTimeout when that is shorter),
+  /// with or without a command timeout: a peer that accepts and never answers must not hold
+  /// connect() and the commands waiting for the connection forever.
+  Clock::time_point handshakeDeadlineFromNow() const {
+    std::chrono::milliseconds limit = options.connectTimeout;
+    if (options.commandTimeout.count() > 0 &&
+        (limit.count() <= 0 || options.commandTimeout < limit)) {
+      limit = options.commandTimeout;
+    }
+    return limit.count() > 0 ? loop->now() + limit : kNever;
+  }
 };
 
 namespace {
@@ -228,13 +239,16 @@ class RedisClientHandler final : public ChannelHandler {
       return ctx.fireChannelRead(std::move(msg));
     }
     // Taken out first: a completion may close the connection, whose channelInactive runs while
-    // this loop is still going.
+    // this loop is still going, and whatever a completion causes must not find this batch in
+    // replies_. The vector goes back afterwards, so that its capacity serves the next read.
     std::vector<RedisReply> replies;
     replies.swap(replies_);
     for (RedisReply& r : replies) {
       if (conn_->detached) return;
       if (auto s = state_.lock()) s->onReply(conn_, std::move(r));
     }
+    replies.clear();
+    if (replies_.capacity() < replies.capacity()) replies_.swap(replies);
     // The replies before the bad bytes were good: delivered first, then the connection fails.
     if (failed && !conn_->detached) {
       if (auto s = state_.lock()) s->failConnection(conn_, RedisClientErrc::protocolError);
@@ -380,13 +394,15 @@ void RedisClientState::onConnected(const std::shared_ptr<RedisClientConn>& c, Er
 }
 
 void RedisClientState::sendHandshake() {
-  const Clock::time_point deadline = deadlineFromNow();
+  const Clock::time_point deadline = handshakeDeadlineFromNow();
   const std::string db = std::to_string(options.database);
   std::vector<RedisClientCmd> cmds;
   if (options.protocol == RespProtocol::Resp3) {
     std::vector<std::string_view> hello = {"HELLO", "3"};
     if (!options.password.empty()) {
-      hello.insert(hello.end(), {"AUTH", options.username.empty() ? "default" : options.username,
+      hello.insert(hello.end(), {"AUTH",
+                                 options.username.empty() ? std::string_view("default")
+                                                          : std::string_view(options.username),
                                  options.password});
     }
     if (!options.clientName.empty()) hello.insert(hello.end(), {"SETNAME", options.clientName});
@@ -412,6 +428,12 @@ void RedisClientState::sendHandshake() {
   if (cmds.empty()) return becomeReady();
   conn->handshakeLeft = cmds.size();
   for (RedisClientCmd& c : cmds) write(std::move(c));
+  // The timer may be armed for a later deadline (a waiting command's): armed again for this one.
+  if (timerArmed) {
+    timer.cancel();
+    timerArmed = false;
+  }
+  armTimer();
 }
 
 void RedisClientState::becomeReady() {
@@ -569,7 +591,8 @@ void RedisClientState::cancel(std::uint64_t id, bool sentToo) {
 }
 
 void RedisClientState::armTimer() {
-  if (timerArmed || options.commandTimeout.count() <= 0) return;
+  // Without a command timeout only a handshake has a deadline.
+  if (timerArmed || (options.commandTimeout.count() <= 0 && phase != Phase::Handshaking)) return;
   // Deadlines grow along each queue (issue order): the earliest live one is near the front.
   Clock::time_point next = kNever;
   if (!waiting.empty()) next = waiting.front().deadline;
@@ -644,9 +667,12 @@ EventLoopExecutor RedisClient::loopExecutor(detail::RedisClientState& state) noe
   return state.loop->get_executor();
 }
 
-std::uint64_t RedisClient::start(const std::shared_ptr<detail::RedisClientState>& state,
-                                 detail::RedisPreparedCommand cmd, Completion done) {
-  const std::uint64_t id = state->nextId.fetch_add(1, std::memory_order_relaxed);
+std::uint64_t RedisClient::reserveId(detail::RedisClientState& state) noexcept {
+  return state.nextId.fetch_add(1, std::memory_order_relaxed);
+}
+
+void RedisClient::start(const std::shared_ptr<detail::RedisClientState>& state, std::uint64_t id,
+                        detail::RedisPreparedCommand cmd, Completion done) {
   detail::RedisClientCmd c;
   c.id = id;
   c.cmd = std::move(cmd);
@@ -654,7 +680,7 @@ std::uint64_t RedisClient::start(const std::shared_ptr<detail::RedisClientState>
   state->pending.fetch_add(1, std::memory_order_relaxed);
   if (state->loop->inEventLoop()) {
     state->submit(std::move(c));
-    return id;
+    return;
   }
   std::weak_ptr<detail::RedisClientState> weak = state;
   try {
@@ -669,7 +695,6 @@ std::uint64_t RedisClient::start(const std::shared_ptr<detail::RedisClientState>
     state->pending.fetch_sub(1, std::memory_order_relaxed);
     throw;
   }
-  return id;
 }
 
 void RedisClient::startConnect(const std::shared_ptr<detail::RedisClientState>& state,

@@ -3,9 +3,9 @@
 // between replies, a malformed reply and a reply nobody asked for (protocol error, connection
 // closed, the next command reconnects), a server that closes with commands pending, a reply over
 // the decoder's limit, a cancelled command whose reply is discarded, commands waiting for a
-// handshake that is slow (cancelled: never written), refused or never answered. Every wait is
-// bounded: the server's reads and accepts give up after 5 s. Run under ThreadSanitizer too
-// ("threaded").
+// handshake that is slow (cancelled: never written), refused or never answered (timed out by the
+// command timeout, or by the connect timeout when there is none). Every wait is bounded: the
+// server's reads and accepts give up after 5 s. Run under ThreadSanitizer too ("threaded").
 #include <netbuf/redis/redis_client.hpp>
 
 #include <doctest/doctest.h>
@@ -491,6 +491,37 @@ TEST_CASE("RedisClient: fake server: a handshake refused or never answered") {
     CHECK(await(waiting).ec == RedisClientErrc::handshakeFailed);
     CHECK_FALSE(client.isConnected());
     CHECK(connectNow(client, "127.0.0.1", server.port()) == RedisClientErrc::timedOut);
+  }
+  server.finish();
+}
+
+TEST_CASE(
+    "RedisClient: fake server: a handshake never answered times out with no command timeout") {
+  // connectTimeout bounds the handshake too: commandTimeout (0, none) is not needed for a peer
+  // that accepts and then says nothing to fail connect() and the commands waiting for it.
+  FakeServer server([](FakeServer& s) {
+    const int fd = s.accept();
+    if (fd < 0) return;
+    s.expectCommand(fd, "HELLO");
+    if (!s.waitClosed(fd)) s.fail("the client kept a connection whose handshake timed out");
+  });
+  Group g;
+  {
+    RedisClient::Options o = at(server, RespProtocol::Resp3);
+    o.connectTimeout = 300ms;
+    REQUIRE(o.commandTimeout == 0ms);
+    RedisClient client(g.group, o);
+    const auto start = std::chrono::steady_clock::now();
+    auto connected = std::make_shared<std::promise<ErrorCode>>();
+    std::future<ErrorCode> c = connected->get_future();
+    client.connect([connected](ErrorCode ec) { connected->set_value(ec); });
+    std::future<RedisOutcome> waiting = launch(client, "GET", "k");
+    REQUIRE_MESSAGE(c.wait_for(2s) == std::future_status::ready, "connect never completed");
+    CHECK(c.get() == RedisClientErrc::timedOut);
+    REQUIRE_MESSAGE(waiting.wait_for(2s) == std::future_status::ready, "GET never completed");
+    CHECK(waiting.get().ec == RedisClientErrc::timedOut);
+    CHECK(std::chrono::steady_clock::now() - start < 2s);
+    CHECK_FALSE(client.isConnected());
   }
   server.finish();
 }

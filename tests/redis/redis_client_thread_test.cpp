@@ -3,7 +3,8 @@
 // (a coroutine on an io_context of the test's), use_future, server error replies as values, RESP3
 // (HELLO 3 by option and by hello(): Map, Double), push messages (CLIENT TRACKING invalidations,
 // Pub/Sub), cancellation (terminal and total; the cancelled command's reply is discarded and the
-// FIFO stays in step), the command timeout, a refused connection, a server that kills the
+// FIFO stays in step; the handler is in the slot before a completion on a thread pool can run,
+// which needs no server), the command timeout, a refused connection, a server that kills the
 // connection with a pipeline pending (and the automatic reconnection after it), AUTH and SELECT
 // from options, close(), and commands from several threads at once. Every wait is bounded. Run
 // under ThreadSanitizer too ("threaded").
@@ -18,10 +19,12 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <chrono>
@@ -30,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace netbuf;
@@ -405,6 +409,43 @@ TEST_CASE("RedisClient: cancellation completes at once; the reply is discarded i
   REQUIRE(o.reply.type() == RespType::Array);
   CHECK(o.reply.root()[1].asString() == "second");
   CHECK(client->pendingCommands() == 0);
+}
+
+TEST_CASE("RedisClient: the cancellation handler is installed before the command can complete") {
+  // The completion runs on a thread pool as soon as the command fails (no connection), and the
+  // caller reuses its slot there: the handler must already be in the slot, and the initiating
+  // function must not touch the slot after starting the command (ThreadSanitizer sees a race
+  // otherwise).
+  EventLoopGroup group(1);
+  RedisClient::Options options;
+  options.autoConnect = false;
+  asio::thread_pool pool(2);
+  {
+    RedisClient client(group, options);
+    for (int i = 0; i < 50; ++i) {
+      CAPTURE(i);
+      asio::cancellation_signal signal;
+      std::promise<std::pair<ErrorCode, bool>> p;
+      auto f = p.get_future();
+      client.command(asio::bind_cancellation_slot(
+                         signal.slot(),
+                         asio::bind_executor(pool,
+                                             [&](ErrorCode ec, RedisReply) {
+                                               const bool installed = signal.slot().has_handler();
+                                               // Too late: does nothing.
+                                               signal.emit(asio::cancellation_type::terminal);
+                                               signal.slot().clear();
+                                               p.set_value({ec, installed});
+                                             })),
+                     "GET", "k");
+      REQUIRE(f.wait_for(10s) == std::future_status::ready);
+      const auto [ec, installed] = f.get();
+      CHECK(ec == RedisClientErrc::notConnected);
+      CHECK(installed);
+    }
+  }
+  pool.join();
+  group.shutdownGracefully(0ms, 5s);
 }
 
 TEST_CASE("RedisClient: the command timeout") {

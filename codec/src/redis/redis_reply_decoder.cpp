@@ -16,8 +16,10 @@
 //
 // Memory: nothing is allocated from a declared length or count. The scan's stack grows by one
 // frame per nested aggregate (bounded by maxNestingDepth) and its table of streamed-aggregate
-// counts by one entry per "?" header (4 bytes each); the nodes are allocated for values that
-// have arrived (3 bytes or more each).
+// counts by one entry (a std::size_t) per "?" header, which takes 4 bytes or more of input; the
+// nodes are allocated for values that have arrived (3 bytes or more each, sizeof(RespValue) each
+// in memory: see the header). An allocation that fails resets the scan (nothing is consumed
+// before the reply is emitted): the next read scans the reply again from its start.
 
 #include <fmt/format.h>
 
@@ -667,15 +669,23 @@ void RedisReplyDecoder::decode(ByteBuf& in, std::vector<RedisReply>& out) {
   const std::uint64_t base = streamOffset(in);
   try {
     if (!s.scan(reinterpret_cast<const char*>(in.readPtr()), n, base, options_)) return;
+    // Emitted before the reply is consumed: an allocation that fails (the reply's nodes, out's
+    // growth) leaves its bytes in the cumulation.
+    out.push_back(s.build(in.retainedSliceBatched(in.readerIndex(), s.pos), base));
   } catch (const RedisProtocolError&) {
     // A RESP stream cannot be re-synchronised: everything from here on is discarded.
     s.reset();
     s.discarding = true;
     in.skipBytes(in.readableBytes());
     throw;
+  } catch (...) {
+    // An allocation failed (the scan's tables, the build): the scan's counts may already include
+    // what was being added, so the next call scans the reply again from its first byte, which
+    // nothing has consumed.
+    s.reset();
+    throw;
   }
-  ByteBuf slice = in.readRetainedSliceBatched(s.pos);
-  out.push_back(s.build(std::move(slice), base));
+  in.skipBytes(s.pos);
   s.reset();
 }
 

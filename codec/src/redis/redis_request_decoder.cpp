@@ -351,19 +351,17 @@ bool RedisRequestDecoder::State::step(ByteBuf& in, std::vector<RedisCommand>& ou
         s.fail(in, RedisProtocolErrc::UnbalancedQuotes,
                "Protocol error: unbalanced quotes in request", base);
       }
-      s.startNext();
       if (s.tokens.empty()) {  // an empty line: no command
+        s.startNext();
         in.skipBytes(at + 1);
         return true;
       }
       const bool viewsLine =
           std::any_of(s.tokens.begin(), s.tokens.end(), [](const Token& t) { return !t.owned; });
+      // The command is emitted before the line is consumed and the state reset: an allocation
+      // that fails leaves both as they were, and the line is decoded again.
       ByteBuf slice;
-      if (viewsLine) {
-        slice = in.readRetainedSliceBatched(at + 1);
-      } else {
-        in.skipBytes(at + 1);
-      }
+      if (viewsLine) slice = in.retainedSliceBatched(in.readerIndex(), at + 1);
       const char* line = viewsLine ? reinterpret_cast<const char*>(slice.readPtr()) : nullptr;
       std::vector<std::string_view> views;
       views.reserve(s.tokens.size());
@@ -371,6 +369,8 @@ bool RedisRequestDecoder::State::step(ByteBuf& in, std::vector<RedisCommand>& ou
         views.emplace_back((t.owned ? owned.get() : line) + t.off, t.len);
       }
       out.push_back(RedisCommand::fromViews(std::move(slice), views, base, true, std::move(owned)));
+      in.skipBytes(at + 1);
+      s.startNext();
       return true;
     }
 
@@ -433,6 +433,17 @@ bool RedisRequestDecoder::State::step(ByteBuf& in, std::vector<RedisCommand>& ou
   }
 
   // ---- arguments: "$<len>\r\n<payload>\r\n", resumable at s.pos
+  // s.pos, s.remaining and s.bulkLen are saved only when the request is incomplete: should an
+  // allocation fail first (args' growth, the command's), the arguments this call appended are
+  // dropped again, so that the next call parses them anew from s.pos.
+  struct ArgsRollback {
+    std::vector<ArgRef>& args;
+    std::size_t size;
+    bool keep = false;
+    ~ArgsRollback() {
+      if (!keep && args.size() > size) args.resize(size);
+    }
+  } rollback{s.args, s.args.size()};
   std::size_t at = s.pos;
   std::int64_t pending = s.bulkLen;  // the payload length read, or -1
   std::uint64_t left = s.remaining;
@@ -457,6 +468,7 @@ bool RedisRequestDecoder::State::step(ByteBuf& in, std::vector<RedisCommand>& ou
           s.pos = at;
           s.remaining = left;
           s.bulkLen = pending;
+          rollback.keep = true;
           return false;
         }
         if (line[0] != '$') {
@@ -498,11 +510,13 @@ bool RedisRequestDecoder::State::step(ByteBuf& in, std::vector<RedisCommand>& ou
     s.pos = at;
     s.remaining = left;
     s.bulkLen = pending;
+    rollback.keep = true;
     return false;
   }
 
-  // ---- complete: one retained slice of the request, the views made from it
-  ByteBuf slice = in.readRetainedSliceBatched(at);
+  // ---- complete: one retained slice of the request, the views made from it. The command is
+  // emitted before the request is consumed and the state reset (see ArgsRollback above).
+  ByteBuf slice = in.retainedSliceBatched(in.readerIndex(), at);
   const char* d = reinterpret_cast<const char*>(slice.readPtr());
   const std::size_t argc = s.args.size();
   if (argc <= RedisCommand::kInlineArgs) {
@@ -522,6 +536,7 @@ bool RedisRequestDecoder::State::step(ByteBuf& in, std::vector<RedisCommand>& ou
     for (const ArgRef& a : s.args) views.emplace_back(d + a.off, a.len);
     out.push_back(RedisCommand::fromViews(std::move(slice), views, base, false));
   }
+  in.skipBytes(at);
   s.startNext();
   return true;
 }

@@ -29,8 +29,10 @@
 // previous one. Commands issued while it is being made wait and go out once it is ready. On each
 // new connection the client first sends the handshake Options ask for and waits for its replies:
 // HELLO 3 (Options::protocol Resp3, with AUTH and SETNAME in it), or AUTH, then SELECT; an error
-// reply fails the connection (RedisClientErrc::handshakeFailed). State set by commands (SELECT,
-// CLIENT TRACKING, subscriptions) is not restored on a new connection.
+// reply fails the connection (RedisClientErrc::handshakeFailed), and so does no reply within
+// Options::connectTimeout (commandTimeout when that is shorter), counted from the handshake's
+// start (RedisClientErrc::timedOut). State set by commands (SELECT, CLIENT TRACKING,
+// subscriptions) is not restored on a new connection.
 //
 // RESP3: Options::protocol = Resp3, or a HELLO 3 of the caller's (hello(token, 3)), switches the
 // connection. Push messages (RespType::Push: Pub/Sub messages, CLIENT TRACKING invalidations) are
@@ -142,8 +144,11 @@ class RedisClient {
     std::string clientName;
     /// SELECT on every connection when not 0.
     int database = 0;
+    /// The TCP connect's limit (asio::error::timed_out), then, counted afresh, the handshake's
+    /// (RedisClientErrc::timedOut; see the header comment).
     std::chrono::milliseconds connectTimeout{10'000};
     /// A command without a reply this long after it was issued fails with timedOut; 0: none.
+    /// Bounds the handshake too when shorter than connectTimeout.
     std::chrono::milliseconds commandTimeout{0};
     RedisDecoderOptions decoder;  ///< reply limits
     ChannelOptions channel;
@@ -225,11 +230,19 @@ class RedisClient {
       auto slot = boost::asio::get_associated_cancellation_slot(handler);
       detail::SharedCompletion<std::decay_t<Handler>, EventLoopExecutor> completion(
           std::forward<Handler>(handler), loopExecutor(*state));
-      const std::uint64_t id =
-          start(state, std::move(cmd), [completion](ErrorCode ec, RedisReply reply) {
-            completion.complete(ec, std::move(reply));
-          });
+      // The cancellation handler goes in before the command starts: once started, it may
+      // complete on another thread (the handler's executor), where the caller may emit on the
+      // slot or reuse it; the slot is not touched after start().
+      const std::uint64_t id = reserveId(*state);
       if (slot.is_connected()) slot.template emplace<Canceller>(Canceller{state, id});
+      try {
+        start(state, id, std::move(cmd), [completion](ErrorCode ec, RedisReply reply) {
+          completion.complete(ec, std::move(reply));
+        });
+      } catch (...) {
+        if (slot.is_connected()) slot.clear();  // nothing was started
+        throw;
+      }
       completion.initiated();
     }
   };
@@ -252,9 +265,11 @@ class RedisClient {
   };
 
   static EventLoopExecutor loopExecutor(detail::RedisClientState& state) noexcept;
-  /// Queues the command on the client's loop; returns its id (for cancellation).
-  static std::uint64_t start(const std::shared_ptr<detail::RedisClientState>& state,
-                             detail::RedisPreparedCommand cmd, Completion done);
+  /// A new command id (what a Canceller names).
+  static std::uint64_t reserveId(detail::RedisClientState& state) noexcept;
+  /// Queues the command, of id `id` (reserveId), on the client's loop.
+  static void start(const std::shared_ptr<detail::RedisClientState>& state, std::uint64_t id,
+                    detail::RedisPreparedCommand cmd, Completion done);
   static void startConnect(const std::shared_ptr<detail::RedisClientState>& state, std::string host,
                            unsigned short port, bool setAddress, ConnectCompletion done);
 

@@ -21,7 +21,9 @@ enum class RedisClientErrc : int {
   /// The server sent bytes that are not RESP (the decoder's RedisProtocolError), or a reply no
   /// command was waiting for; the connection was closed and every command on it failed.
   protocolError,
-  /// No reply within Options::commandTimeout (the reply, when it comes, is discarded).
+  /// No reply within Options::commandTimeout (the reply, when it comes, is discarded); or no
+  /// reply to the connection's handshake within Options::connectTimeout (or commandTimeout, when
+  /// shorter): the connection was closed, and connect() and the commands waiting for it fail.
   timedOut,
   /// RedisClient::close() ran (or the client was destroyed) before the reply came.
   clientClosed,

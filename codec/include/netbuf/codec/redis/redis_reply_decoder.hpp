@@ -7,10 +7,13 @@
 //
 // Zero copy: bulk payloads view a retained slice of the cumulation (the reply keeps it alive);
 // only streamed strings are assembled into storage of the reply's own. Each reply is one tree
-// whose nodes are allocated once the reply is complete, so a declared length never allocates
-// more than the bytes that have arrived (an aggregate of n elements needs at least 3n bytes).
-// The decoder scans incomplete input incrementally: a reply split over many reads is not
-// rescanned from its start on each read.
+// whose nodes are allocated once the reply is complete, one node per value that has arrived, so
+// a declared length or count allocates nothing by itself. The memory is bounded by the bytes
+// received, not equal to them: a node is sizeof(RespValue) bytes (32 on 64-bit targets) and a
+// value can take as few as 3 ("_\r\n", "+\r\n"), so a reply's nodes can take about 11 times its
+// size, up to about 11 * maxMessageBytes for the largest reply accepted; streamed strings add one
+// copy of their bytes. The decoder scans incomplete input incrementally: a reply split over many
+// reads is not rescanned from its start on each read (unless an allocation failed).
 //
 // Limits (RedisDecoderOptions): maxBulkLength, maxMultibulkLength, maxNestingDepth,
 // maxMessageBytes, and maxInlineSize for any one line. Errors: RedisProtocolError, after which
