@@ -339,9 +339,27 @@ HTTP_PARSE = Chart(
     summary=[("netbuf", "http_parser", "HTTP parsing\nvs http-parser")],
 )
 
+REDIS_CODEC = Chart(
+    name="redis",
+    title="RESP: 1000 pipelined SET/GET requests decoded, 1000 bulk replies written",
+    source="redis_bench",
+    series=[
+        Series("netbuf", "netbuf RedisRequestDecoder / RespWriter", True),
+        Series("baseline", "hand-written parser / snprintf + append", False),
+    ],
+    groups=[
+        Group("decode 1000\nSET/GET (36 KB)", {
+            "netbuf": "requests/netbuf", "baseline": "requests/handwritten"}),
+        Group("write 1000\nbulk replies", {
+            "netbuf": "replies/netbuf", "baseline": "replies/snprintf"}),
+    ],
+    ylabel="CPU time per batch",
+    summary=[("netbuf", "baseline", "RESP codec\nvs hand-written")],
+)
+
 # In run order: the microbenchmarks first (short, single-threaded), then the echo and RPC loads.
-CHARTS = [BYTEBUF, TEXT, ALLOCATOR, COMPOSITE, FRAME_DECODERS, MSGPACK, JSON, HTTP_PARSE, ECHO,
-          RPC]
+CHARTS = [BYTEBUF, TEXT, ALLOCATOR, COMPOSITE, FRAME_DECODERS, MSGPACK, JSON, HTTP_PARSE,
+          REDIS_CODEC, ECHO, RPC]
 
 PROGRAMS = [c.source for c in CHARTS if c.source.endswith("_bench")]
 

@@ -15,7 +15,7 @@ namespace {
 constexpr std::size_t kHeaderBound = 1 + 20 + 2;
 
 inline char* put(char* w, std::string_view s) noexcept {
-  std::memcpy(w, s.data(), s.size());
+  if (!s.empty()) std::memcpy(w, s.data(), s.size());  // an empty view may hold nullptr
   return w + s.size();
 }
 
@@ -91,6 +91,35 @@ inline void append(ByteBuf& b, std::string_view s) {
   b.advanceWriterUnchecked(s.size());
 }
 
+// "<type><text>\r\n": simple strings and errors, RESP3 doubles and big numbers.
+inline void writeLine(ByteBuf& b, char type, std::string_view text) {
+  b.ensureWritable(text.size() + 3);
+  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
+  char* const start = w;
+  *w++ = type;
+  w = crlf(put(w, text));
+  b.advanceWriterUnchecked(static_cast<std::size_t>(w - start));
+}
+
+// "<type><n>\r\n": integers and aggregate headers.
+template <class Int>
+inline void writeHeader(ByteBuf& b, char type, Int n) {
+  b.ensureWritable(kHeaderBound);
+  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
+  b.advanceWriterUnchecked(static_cast<std::size_t>(header(w, type, n) - w));
+}
+
+// "<type><len>\r\n<prefix><text>\r\n": bulk strings and errors, verbatim strings.
+inline void writeBlob(ByteBuf& b, char type, std::string_view prefix, std::string_view text) {
+  b.ensureWritable(kHeaderBound + prefix.size() + text.size() + 2);
+  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
+  char* const start = w;
+  w = header(w, type, prefix.size() + text.size());
+  w = put(w, prefix);
+  w = crlf(put(w, text));
+  b.advanceWriterUnchecked(static_cast<std::size_t>(w - start));
+}
+
 }  // namespace
 
 std::size_t RespWriter::formatDouble(double d, char* out, DoubleFormat format) {
@@ -111,50 +140,26 @@ std::size_t RespWriter::formatDouble(double d, char* out, DoubleFormat format) {
 
 void RespWriter::simpleString(std::string_view text) {
   assert(text.find_first_of("\r\n") == std::string_view::npos);
-  ByteBuf& b = *out_;
-  b.ensureWritable(text.size() + 3);
-  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
-  char* const start = w;
-  *w++ = '+';
-  w = crlf(put(w, text));
-  b.advanceWriterUnchecked(static_cast<std::size_t>(w - start));
+  writeLine(*out_, '+', text);
 }
 
 void RespWriter::simpleError(std::string_view text) {
   assert(text.find_first_of("\r\n") == std::string_view::npos);
-  ByteBuf& b = *out_;
-  b.ensureWritable(text.size() + 3);
-  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
-  char* const start = w;
-  *w++ = '-';
-  w = crlf(put(w, text));
-  b.advanceWriterUnchecked(static_cast<std::size_t>(w - start));
+  writeLine(*out_, '-', text);
 }
 
 void RespWriter::integer(std::int64_t v) {
-  ByteBuf& b = *out_;
-  b.ensureWritable(kHeaderBound);
-  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
-  b.advanceWriterUnchecked(static_cast<std::size_t>(header(w, ':', v) - w));
+  writeHeader(*out_, ':', v);
 }
 
 void RespWriter::bulkString(std::string_view bytes) {
-  ByteBuf& b = *out_;
-  b.ensureWritable(kHeaderBound + bytes.size() + 2);
-  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
-  char* const start = w;
-  w = header(w, '$', bytes.size());
-  w = crlf(put(w, bytes));
-  b.advanceWriterUnchecked(static_cast<std::size_t>(w - start));
+  writeBlob(*out_, '$', {}, bytes);
 }
 
 void RespWriter::bulkString(const ByteBuf& bytes) { bulkString(bytes.readableStringView()); }
 
 void RespWriter::arrayHeader(std::size_t n) {
-  ByteBuf& b = *out_;
-  b.ensureWritable(kHeaderBound);
-  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
-  b.advanceWriterUnchecked(static_cast<std::size_t>(header(w, '*', n) - w));
+  writeHeader(*out_, '*', n);
 }
 
 void RespWriter::null() { append(*out_, isResp3() ? std::string_view("_\r\n") : "$-1\r\n"); }
@@ -174,92 +179,55 @@ void RespWriter::boolean(bool v) {
 void RespWriter::doubleValue(double v) {
   char text[kMaxDoubleChars];
   const std::size_t n = formatDouble(v, text, doubleFormat_);
-  if (!isResp3()) {
+  if (isResp3()) {
+    writeLine(*out_, ',', std::string_view(text, n));
+  } else {
     bulkString(std::string_view(text, n));
-    return;
   }
-  ByteBuf& b = *out_;
-  b.ensureWritable(n + 3);
-  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
-  char* const start = w;
-  *w++ = ',';
-  w = crlf(put(w, std::string_view(text, n)));
-  b.advanceWriterUnchecked(static_cast<std::size_t>(w - start));
 }
 
 void RespWriter::bigNumber(std::string_view digits) {
-  if (!isResp3()) {
+  if (isResp3()) {
+    writeLine(*out_, '(', digits);
+  } else {
     bulkString(digits);
-    return;
   }
-  ByteBuf& b = *out_;
-  b.ensureWritable(digits.size() + 3);
-  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
-  char* const start = w;
-  *w++ = '(';
-  w = crlf(put(w, digits));
-  b.advanceWriterUnchecked(static_cast<std::size_t>(w - start));
 }
 
 void RespWriter::mapHeader(std::size_t pairs) {
-  ByteBuf& b = *out_;
-  b.ensureWritable(kHeaderBound);
-  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
-  char* e = isResp3() ? header(w, '%', pairs) : header(w, '*', pairs * 2);
-  b.advanceWriterUnchecked(static_cast<std::size_t>(e - w));
+  if (isResp3()) {
+    writeHeader(*out_, '%', pairs);
+  } else {
+    writeHeader(*out_, '*', pairs * 2);
+  }
 }
 
 void RespWriter::setHeader(std::size_t n) {
-  ByteBuf& b = *out_;
-  b.ensureWritable(kHeaderBound);
-  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
-  b.advanceWriterUnchecked(static_cast<std::size_t>(header(w, isResp3() ? '~' : '*', n) - w));
+  writeHeader(*out_, isResp3() ? '~' : '*', n);
 }
 
 void RespWriter::pushHeader(std::size_t n) {
-  ByteBuf& b = *out_;
-  b.ensureWritable(kHeaderBound);
-  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
-  b.advanceWriterUnchecked(static_cast<std::size_t>(header(w, isResp3() ? '>' : '*', n) - w));
+  writeHeader(*out_, isResp3() ? '>' : '*', n);
 }
 
 void RespWriter::attributeHeader(std::size_t pairs) {
-  if (!isResp3()) return;
-  ByteBuf& b = *out_;
-  b.ensureWritable(kHeaderBound);
-  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
-  b.advanceWriterUnchecked(static_cast<std::size_t>(header(w, '|', pairs) - w));
+  if (isResp3()) writeHeader(*out_, '|', pairs);
 }
 
 void RespWriter::verbatimString(std::string_view format, std::string_view text) {
-  if (!isResp3()) {
-    bulkString(text);
-    return;
-  }
+  if (!isResp3()) return bulkString(text);
   assert(format.size() == 3);
-  ByteBuf& b = *out_;
-  b.ensureWritable(kHeaderBound + 4 + text.size() + 2);
-  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
-  char* const start = w;
-  w = header(w, '=', text.size() + 4);
-  w = put(w, format.substr(0, 3));
-  *w++ = ':';
-  w = crlf(put(w, text));
-  b.advanceWriterUnchecked(static_cast<std::size_t>(w - start));
+  char prefix[4] = {format.size() > 0 ? format[0] : ' ', format.size() > 1 ? format[1] : ' ',
+                    format.size() > 2 ? format[2] : ' ', ':'};
+  writeBlob(*out_, '=', std::string_view(prefix, 4), text);
 }
 
 void RespWriter::bulkError(std::string_view text) {
-  if (!isResp3()) {
+  if (isResp3()) {
+    writeBlob(*out_, '!', {}, text);
+  } else {
     simpleError(text);
-    return;
   }
-  ByteBuf& b = *out_;
-  b.ensureWritable(kHeaderBound + text.size() + 2);
-  char* w = reinterpret_cast<char*>(b.writePtrUnchecked());
-  char* const start = w;
-  w = header(w, '!', text.size());
-  w = crlf(put(w, text));
-  b.advanceWriterUnchecked(static_cast<std::size_t>(w - start));
 }
 
 void RespWriter::command(std::span<const std::string_view> args) {
