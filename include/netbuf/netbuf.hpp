@@ -24,9 +24,6 @@
 #include <netbuf/codec/http/http_header_names.hpp>
 #include <netbuf/codec/http/http_object_aggregator.hpp>
 #include <netbuf/codec/http/http_server_codec.hpp>
-#include <netbuf/codec/redis/redis_reply_decoder.hpp>
-#include <netbuf/codec/redis/redis_request_decoder.hpp>
-#include <netbuf/codec/redis/resp_writer.hpp>
 #include <netbuf/codec/json/json_decoder.hpp>
 #include <netbuf/codec/json/json_encoder.hpp>
 #include <netbuf/codec/json/json_error.hpp>
@@ -53,6 +50,9 @@
 #include <netbuf/codec/msgpack/message_pack_rpc.hpp>
 #include <netbuf/codec/msgpack/message_pack_traits.hpp>
 #include <netbuf/codec/msgpack/message_pack_writer.hpp>
+#include <netbuf/codec/redis/redis_reply_decoder.hpp>
+#include <netbuf/codec/redis/redis_request_decoder.hpp>
+#include <netbuf/codec/redis/resp_writer.hpp>
 #include <netbuf/codec/string_decoder.hpp>
 #include <netbuf/codec/string_encoder.hpp>
 #include <netbuf/codec/varint32_frame_decoder.hpp>

@@ -888,7 +888,8 @@ void cmdClient(Call& c) {
     return c.w.verbatimString("txt", clientInfoLine(c, "client|list"));
   }
   if (iequals(sub, "no-evict") || iequals(sub, "no-touch")) {
-    if (n != 3) return arityError(c, iequals(sub, "no-evict") ? "client|no-evict" : "client|no-touch");
+    if (n != 3)
+      return arityError(c, iequals(sub, "no-evict") ? "client|no-evict" : "client|no-touch");
     if (!iequals(c.arg(2), "on") && !iequals(c.arg(2), "off")) return syntaxError(c);
     return c.w.simpleString("OK");
   }
@@ -941,7 +942,8 @@ void cmdConfig(Call& c) {
       const bool glob = pat.find_first_of("[*?") != std::string_view::npos;
       for (std::size_t k = 0; k < std::size(kConfig); ++k) {
         if (seen[k]) continue;
-        const bool match = glob ? globMatch(pat, kConfig[k].name, true) : iequals(pat, kConfig[k].name);
+        const bool match =
+            glob ? globMatch(pat, kConfig[k].name, true) : iequals(pat, kConfig[k].name);
         if (!match) continue;
         seen[k] = true;
         out.emplace_back(glob ? kConfig[k].name : pat, kConfig[k].value);
@@ -1017,11 +1019,16 @@ void expireGeneric(Call& c, bool seconds) {
   unsigned flags = 0;
   for (std::size_t j = 3; j < c.argc(); ++j) {
     const std::string_view opt = c.arg(j);
-    if (iequals(opt, "nx")) flags |= kExpireNx;
-    else if (iequals(opt, "xx")) flags |= kExpireXx;
-    else if (iequals(opt, "gt")) flags |= kExpireGt;
-    else if (iequals(opt, "lt")) flags |= kExpireLt;
-    else return errorLine(c, "ERR Unsupported option " + std::string(cstr(opt)));
+    if (iequals(opt, "nx"))
+      flags |= kExpireNx;
+    else if (iequals(opt, "xx"))
+      flags |= kExpireXx;
+    else if (iequals(opt, "gt"))
+      flags |= kExpireGt;
+    else if (iequals(opt, "lt"))
+      flags |= kExpireLt;
+    else
+      return errorLine(c, "ERR Unsupported option " + std::string(cstr(opt)));
   }
   if ((flags & kExpireNx) && (flags & (kExpireXx | kExpireGt | kExpireLt))) {
     return c.w.simpleError("ERR NX and XX, GT or LT options at the same time are not compatible");
@@ -1637,16 +1644,23 @@ void zaddGeneric(Call& c, unsigned flags) {
   std::size_t idx = 2;
   for (; idx < c.argc(); ++idx) {
     const std::string_view opt = c.arg(idx);
-    if (iequals(opt, "nx")) flags |= kZaddNx;
-    else if (iequals(opt, "xx")) flags |= kZaddXx;
-    else if (iequals(opt, "ch")) flags |= kZaddCh;
-    else if (iequals(opt, "incr")) flags |= kZaddIncr;
-    else if (iequals(opt, "gt")) flags |= kZaddGt;
-    else if (iequals(opt, "lt")) flags |= kZaddLt;
-    else break;
+    if (iequals(opt, "nx"))
+      flags |= kZaddNx;
+    else if (iequals(opt, "xx"))
+      flags |= kZaddXx;
+    else if (iequals(opt, "ch"))
+      flags |= kZaddCh;
+    else if (iequals(opt, "incr"))
+      flags |= kZaddIncr;
+    else if (iequals(opt, "gt"))
+      flags |= kZaddGt;
+    else if (iequals(opt, "lt"))
+      flags |= kZaddLt;
+    else
+      break;
   }
-  const bool nx = flags & kZaddNx, xx = flags & kZaddXx, gt = flags & kZaddGt,
-             lt = flags & kZaddLt, incr = flags & kZaddIncr;
+  const bool nx = flags & kZaddNx, xx = flags & kZaddXx, gt = flags & kZaddGt, lt = flags & kZaddLt,
+             incr = flags & kZaddIncr;
   const std::size_t elements = c.argc() - idx;
   if (elements == 0 || elements % 2 != 0) return syntaxError(c);
   const std::size_t pairs = elements / 2;
@@ -1811,20 +1825,28 @@ bool parseLexBound(std::string_view arg, LexBound& b) {
 
 bool lexGteMin(std::string_view m, const LexBound& min) {
   switch (min.kind) {
-    case LexBound::Min: return true;
-    case LexBound::Max: return false;
-    case LexBound::Inclusive: return m >= min.value;
-    case LexBound::Exclusive: return m > min.value;
+    case LexBound::Min:
+      return true;
+    case LexBound::Max:
+      return false;
+    case LexBound::Inclusive:
+      return m >= min.value;
+    case LexBound::Exclusive:
+      return m > min.value;
   }
   return false;
 }
 
 bool lexLteMax(std::string_view m, const LexBound& max) {
   switch (max.kind) {
-    case LexBound::Min: return false;
-    case LexBound::Max: return true;
-    case LexBound::Inclusive: return m <= max.value;
-    case LexBound::Exclusive: return m < max.value;
+    case LexBound::Min:
+      return false;
+    case LexBound::Max:
+      return true;
+    case LexBound::Inclusive:
+      return m <= max.value;
+    case LexBound::Exclusive:
+      return m < max.value;
   }
   return false;
 }
@@ -1979,80 +2001,80 @@ void cmdZpopmax(Call& c) { zpopGeneric(c, true); }
 // The command table: name, arity, first key, last key, step, write, flags, ACL categories (as
 // redis-server 7.0's COMMAND reports them) and the handler.
 
-#define NETBUF_REDIS_COMMANDS(X)                                                                 \
-  X("append", 3, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdAppend)         \
-  X("client", -2, 0, 0, 0, false, "", "@slow", cmdClient)                                        \
-  X("command", -1, 0, 0, 0, false, "loading stale", "@slow @connection", cmdCommand)             \
-  X("config", -2, 0, 0, 0, false, "", "@slow", cmdConfig)                                        \
-  X("dbsize", 1, 0, 0, 0, false, "readonly fast", "@keyspace @read @fast", cmdDbsize)            \
-  X("decr", 2, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdDecr)             \
-  X("decrby", 3, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdDecrby)         \
-  X("del", -2, 1, -1, 1, true, "write", "@keyspace @write @slow", cmdDel)                        \
-  X("echo", 2, 0, 0, 0, false, "loading stale fast", "@fast @connection", cmdEcho)               \
-  X("exists", -2, 1, -1, 1, false, "readonly fast", "@keyspace @read @fast", cmdExists)          \
-  X("expire", -3, 1, 1, 1, true, "write fast", "@keyspace @write @fast", cmdExpire)              \
-  X("flushall", -1, 0, 0, 0, true, "write", "@keyspace @write @slow @dangerous", cmdFlushall)    \
-  X("flushdb", -1, 0, 0, 0, true, "write", "@keyspace @write @slow @dangerous", cmdFlushall)     \
-  X("get", 2, 1, 1, 1, false, "readonly fast", "@read @string @fast", cmdGet)                    \
-  X("getdel", 2, 1, 1, 1, true, "write fast", "@write @string @fast", cmdGetdel)                 \
-  X("getset", 3, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdGetset)         \
-  X("hdel", -3, 1, 1, 1, true, "write fast", "@write @hash @fast", cmdHdel)                      \
-  X("hello", -1, 0, 0, 0, false, "noscript loading stale fast no_auth allow_busy",               \
-    "@fast @connection", cmdHello)                                                               \
-  X("hexists", 3, 1, 1, 1, false, "readonly fast", "@read @hash @fast", cmdHexists)              \
-  X("hget", 3, 1, 1, 1, false, "readonly fast", "@read @hash @fast", cmdHget)                    \
-  X("hgetall", 2, 1, 1, 1, false, "readonly", "@read @hash @slow", cmdHgetall)                   \
-  X("hincrby", 4, 1, 1, 1, true, "write denyoom fast", "@write @hash @fast", cmdHincrby)         \
-  X("hkeys", 2, 1, 1, 1, false, "readonly", "@read @hash @slow", cmdHkeys)                       \
-  X("hlen", 2, 1, 1, 1, false, "readonly fast", "@read @hash @fast", cmdHlen)                    \
-  X("hmget", -3, 1, 1, 1, false, "readonly fast", "@read @hash @fast", cmdHmget)                 \
-  X("hmset", -4, 1, 1, 1, true, "write denyoom fast", "@write @hash @fast", cmdHmset)            \
-  X("hset", -4, 1, 1, 1, true, "write denyoom fast", "@write @hash @fast", cmdHset)              \
-  X("hsetnx", 4, 1, 1, 1, true, "write denyoom fast", "@write @hash @fast", cmdHsetnx)           \
-  X("hvals", 2, 1, 1, 1, false, "readonly", "@read @hash @slow", cmdHvals)                       \
-  X("incr", 2, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdIncr)             \
-  X("incrby", 3, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdIncrby)         \
-  X("keys", 2, 0, 0, 0, false, "readonly", "@keyspace @read @slow @dangerous", cmdKeys)          \
-  X("lindex", 3, 1, 1, 1, false, "readonly", "@read @list @slow", cmdLindex)                     \
-  X("llen", 2, 1, 1, 1, false, "readonly fast", "@read @list @fast", cmdLlen)                    \
-  X("lpop", -2, 1, 1, 1, true, "write fast", "@write @list @fast", cmdLpop)                      \
-  X("lpush", -3, 1, 1, 1, true, "write denyoom fast", "@write @list @fast", cmdLpush)            \
-  X("lrange", 4, 1, 1, 1, false, "readonly", "@read @list @slow", cmdLrange)                     \
-  X("mget", -2, 1, -1, 1, false, "readonly fast", "@read @string @fast", cmdMget)                \
-  X("mset", -3, 1, -1, 2, true, "write denyoom", "@write @string @slow", cmdMset)                \
-  X("msetnx", -3, 1, -1, 2, true, "write denyoom", "@write @string @slow", cmdMsetnx)            \
-  X("persist", 2, 1, 1, 1, true, "write fast", "@keyspace @write @fast", cmdPersist)             \
-  X("pexpire", -3, 1, 1, 1, true, "write fast", "@keyspace @write @fast", cmdPexpire)            \
-  X("ping", -1, 0, 0, 0, false, "fast", "@fast @connection", cmdPing)                            \
-  X("psetex", 4, 1, 1, 1, true, "write denyoom", "@write @string @slow", cmdPsetex)              \
-  X("pttl", 2, 1, 1, 1, false, "readonly fast", "@keyspace @read @fast", cmdPttl)                \
-  X("quit", -1, 0, 0, 0, false, "noscript loading stale fast no_auth allow_busy",                \
-    "@fast @connection", cmdQuit)                                                                \
-  X("rpop", -2, 1, 1, 1, true, "write fast", "@write @list @fast", cmdRpop)                      \
-  X("rpush", -3, 1, 1, 1, true, "write denyoom fast", "@write @list @fast", cmdRpush)            \
-  X("sadd", -3, 1, 1, 1, true, "write denyoom fast", "@write @set @fast", cmdSadd)               \
-  X("scard", 2, 1, 1, 1, false, "readonly fast", "@read @set @fast", cmdScard)                   \
-  X("select", 2, 0, 0, 0, false, "loading stale fast", "@fast @connection", cmdSelect)           \
-  X("set", -3, 1, 1, 1, true, "write denyoom", "@write @string @slow", cmdSet)                   \
-  X("setex", 4, 1, 1, 1, true, "write denyoom", "@write @string @slow", cmdSetex)                \
-  X("setnx", 3, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdSetnx)           \
-  X("sismember", 3, 1, 1, 1, false, "readonly fast", "@read @set @fast", cmdSismember)           \
-  X("smembers", 2, 1, 1, 1, false, "readonly", "@read @set @slow", cmdSmembers)                  \
-  X("spop", -2, 1, 1, 1, true, "write fast", "@write @set @fast", cmdSpop)                       \
-  X("srem", -3, 1, 1, 1, true, "write fast", "@write @set @fast", cmdSrem)                       \
-  X("strlen", 2, 1, 1, 1, false, "readonly fast", "@read @string @fast", cmdStrlen)              \
-  X("ttl", 2, 1, 1, 1, false, "readonly fast", "@keyspace @read @fast", cmdTtl)                  \
-  X("type", 2, 1, 1, 1, false, "readonly fast", "@keyspace @read @fast", cmdType)                \
-  X("unlink", -2, 1, -1, 1, true, "write fast", "@keyspace @write @fast", cmdDel)                \
-  X("zadd", -4, 1, 1, 1, true, "write denyoom fast", "@write @sortedset @fast", cmdZadd)         \
-  X("zcard", 2, 1, 1, 1, false, "readonly fast", "@read @sortedset @fast", cmdZcard)             \
-  X("zincrby", 4, 1, 1, 1, true, "write denyoom fast", "@write @sortedset @fast", cmdZincrby)    \
-  X("zpopmax", -2, 1, 1, 1, true, "write fast", "@write @sortedset @fast", cmdZpopmax)           \
-  X("zpopmin", -2, 1, 1, 1, true, "write fast", "@write @sortedset @fast", cmdZpopmin)           \
-  X("zrange", -4, 1, 1, 1, false, "readonly", "@read @sortedset @slow", cmdZrange)               \
-  X("zrank", 3, 1, 1, 1, false, "readonly fast", "@read @sortedset @fast", cmdZrank)             \
-  X("zrem", -3, 1, 1, 1, true, "write fast", "@write @sortedset @fast", cmdZrem)                 \
-  X("zrevrank", 3, 1, 1, 1, false, "readonly fast", "@read @sortedset @fast", cmdZrevrank)       \
+#define NETBUF_REDIS_COMMANDS(X)                                                              \
+  X("append", 3, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdAppend)      \
+  X("client", -2, 0, 0, 0, false, "", "@slow", cmdClient)                                     \
+  X("command", -1, 0, 0, 0, false, "loading stale", "@slow @connection", cmdCommand)          \
+  X("config", -2, 0, 0, 0, false, "", "@slow", cmdConfig)                                     \
+  X("dbsize", 1, 0, 0, 0, false, "readonly fast", "@keyspace @read @fast", cmdDbsize)         \
+  X("decr", 2, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdDecr)          \
+  X("decrby", 3, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdDecrby)      \
+  X("del", -2, 1, -1, 1, true, "write", "@keyspace @write @slow", cmdDel)                     \
+  X("echo", 2, 0, 0, 0, false, "loading stale fast", "@fast @connection", cmdEcho)            \
+  X("exists", -2, 1, -1, 1, false, "readonly fast", "@keyspace @read @fast", cmdExists)       \
+  X("expire", -3, 1, 1, 1, true, "write fast", "@keyspace @write @fast", cmdExpire)           \
+  X("flushall", -1, 0, 0, 0, true, "write", "@keyspace @write @slow @dangerous", cmdFlushall) \
+  X("flushdb", -1, 0, 0, 0, true, "write", "@keyspace @write @slow @dangerous", cmdFlushall)  \
+  X("get", 2, 1, 1, 1, false, "readonly fast", "@read @string @fast", cmdGet)                 \
+  X("getdel", 2, 1, 1, 1, true, "write fast", "@write @string @fast", cmdGetdel)              \
+  X("getset", 3, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdGetset)      \
+  X("hdel", -3, 1, 1, 1, true, "write fast", "@write @hash @fast", cmdHdel)                   \
+  X("hello", -1, 0, 0, 0, false, "noscript loading stale fast no_auth allow_busy",            \
+    "@fast @connection", cmdHello)                                                            \
+  X("hexists", 3, 1, 1, 1, false, "readonly fast", "@read @hash @fast", cmdHexists)           \
+  X("hget", 3, 1, 1, 1, false, "readonly fast", "@read @hash @fast", cmdHget)                 \
+  X("hgetall", 2, 1, 1, 1, false, "readonly", "@read @hash @slow", cmdHgetall)                \
+  X("hincrby", 4, 1, 1, 1, true, "write denyoom fast", "@write @hash @fast", cmdHincrby)      \
+  X("hkeys", 2, 1, 1, 1, false, "readonly", "@read @hash @slow", cmdHkeys)                    \
+  X("hlen", 2, 1, 1, 1, false, "readonly fast", "@read @hash @fast", cmdHlen)                 \
+  X("hmget", -3, 1, 1, 1, false, "readonly fast", "@read @hash @fast", cmdHmget)              \
+  X("hmset", -4, 1, 1, 1, true, "write denyoom fast", "@write @hash @fast", cmdHmset)         \
+  X("hset", -4, 1, 1, 1, true, "write denyoom fast", "@write @hash @fast", cmdHset)           \
+  X("hsetnx", 4, 1, 1, 1, true, "write denyoom fast", "@write @hash @fast", cmdHsetnx)        \
+  X("hvals", 2, 1, 1, 1, false, "readonly", "@read @hash @slow", cmdHvals)                    \
+  X("incr", 2, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdIncr)          \
+  X("incrby", 3, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdIncrby)      \
+  X("keys", 2, 0, 0, 0, false, "readonly", "@keyspace @read @slow @dangerous", cmdKeys)       \
+  X("lindex", 3, 1, 1, 1, false, "readonly", "@read @list @slow", cmdLindex)                  \
+  X("llen", 2, 1, 1, 1, false, "readonly fast", "@read @list @fast", cmdLlen)                 \
+  X("lpop", -2, 1, 1, 1, true, "write fast", "@write @list @fast", cmdLpop)                   \
+  X("lpush", -3, 1, 1, 1, true, "write denyoom fast", "@write @list @fast", cmdLpush)         \
+  X("lrange", 4, 1, 1, 1, false, "readonly", "@read @list @slow", cmdLrange)                  \
+  X("mget", -2, 1, -1, 1, false, "readonly fast", "@read @string @fast", cmdMget)             \
+  X("mset", -3, 1, -1, 2, true, "write denyoom", "@write @string @slow", cmdMset)             \
+  X("msetnx", -3, 1, -1, 2, true, "write denyoom", "@write @string @slow", cmdMsetnx)         \
+  X("persist", 2, 1, 1, 1, true, "write fast", "@keyspace @write @fast", cmdPersist)          \
+  X("pexpire", -3, 1, 1, 1, true, "write fast", "@keyspace @write @fast", cmdPexpire)         \
+  X("ping", -1, 0, 0, 0, false, "fast", "@fast @connection", cmdPing)                         \
+  X("psetex", 4, 1, 1, 1, true, "write denyoom", "@write @string @slow", cmdPsetex)           \
+  X("pttl", 2, 1, 1, 1, false, "readonly fast", "@keyspace @read @fast", cmdPttl)             \
+  X("quit", -1, 0, 0, 0, false, "noscript loading stale fast no_auth allow_busy",             \
+    "@fast @connection", cmdQuit)                                                             \
+  X("rpop", -2, 1, 1, 1, true, "write fast", "@write @list @fast", cmdRpop)                   \
+  X("rpush", -3, 1, 1, 1, true, "write denyoom fast", "@write @list @fast", cmdRpush)         \
+  X("sadd", -3, 1, 1, 1, true, "write denyoom fast", "@write @set @fast", cmdSadd)            \
+  X("scard", 2, 1, 1, 1, false, "readonly fast", "@read @set @fast", cmdScard)                \
+  X("select", 2, 0, 0, 0, false, "loading stale fast", "@fast @connection", cmdSelect)        \
+  X("set", -3, 1, 1, 1, true, "write denyoom", "@write @string @slow", cmdSet)                \
+  X("setex", 4, 1, 1, 1, true, "write denyoom", "@write @string @slow", cmdSetex)             \
+  X("setnx", 3, 1, 1, 1, true, "write denyoom fast", "@write @string @fast", cmdSetnx)        \
+  X("sismember", 3, 1, 1, 1, false, "readonly fast", "@read @set @fast", cmdSismember)        \
+  X("smembers", 2, 1, 1, 1, false, "readonly", "@read @set @slow", cmdSmembers)               \
+  X("spop", -2, 1, 1, 1, true, "write fast", "@write @set @fast", cmdSpop)                    \
+  X("srem", -3, 1, 1, 1, true, "write fast", "@write @set @fast", cmdSrem)                    \
+  X("strlen", 2, 1, 1, 1, false, "readonly fast", "@read @string @fast", cmdStrlen)           \
+  X("ttl", 2, 1, 1, 1, false, "readonly fast", "@keyspace @read @fast", cmdTtl)               \
+  X("type", 2, 1, 1, 1, false, "readonly fast", "@keyspace @read @fast", cmdType)             \
+  X("unlink", -2, 1, -1, 1, true, "write fast", "@keyspace @write @fast", cmdDel)             \
+  X("zadd", -4, 1, 1, 1, true, "write denyoom fast", "@write @sortedset @fast", cmdZadd)      \
+  X("zcard", 2, 1, 1, 1, false, "readonly fast", "@read @sortedset @fast", cmdZcard)          \
+  X("zincrby", 4, 1, 1, 1, true, "write denyoom fast", "@write @sortedset @fast", cmdZincrby) \
+  X("zpopmax", -2, 1, 1, 1, true, "write fast", "@write @sortedset @fast", cmdZpopmax)        \
+  X("zpopmin", -2, 1, 1, 1, true, "write fast", "@write @sortedset @fast", cmdZpopmin)        \
+  X("zrange", -4, 1, 1, 1, false, "readonly", "@read @sortedset @slow", cmdZrange)            \
+  X("zrank", 3, 1, 1, 1, false, "readonly fast", "@read @sortedset @fast", cmdZrank)          \
+  X("zrem", -3, 1, 1, 1, true, "write fast", "@write @sortedset @fast", cmdZrem)              \
+  X("zrevrank", 3, 1, 1, 1, false, "readonly fast", "@read @sortedset @fast", cmdZrevrank)    \
   X("zscore", 3, 1, 1, 1, false, "readonly fast", "@read @sortedset @fast", cmdZscore)
 
 #define NETBUF_REDIS_SPEC(name, arity, first, last, step, write, flags, categories, handler) \

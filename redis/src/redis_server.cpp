@@ -692,11 +692,10 @@ class RedisConnection final : public ChannelHandler {
     }
   }
 
-  static inline const RedisDecoderOptions kOwnReplies =
-      RedisDecoderOptions()
-          .setMaxBulkLength(UINT64_MAX)
-          .setMaxMultibulkLength(UINT64_MAX)
-          .setMaxMessageBytes(UINT64_MAX);
+  static inline const RedisDecoderOptions kOwnReplies = RedisDecoderOptions()
+                                                            .setMaxBulkLength(UINT64_MAX)
+                                                            .setMaxMultibulkLength(UINT64_MAX)
+                                                            .setMaxMessageBytes(UINT64_MAX);
 
   /// Writes a split command's reply from its parts' replies.
   static void combineParts(Combine& c, ByteBuf& out) {
@@ -750,8 +749,8 @@ class RedisConnection final : public ChannelHandler {
   RedisSession session_;
   ChannelHandlerContext* ctx_ = nullptr;
   std::vector<RedisCommand> commands_;  // one read's commands (storage reused)
-  std::size_t next_ = 0;                 // commands_[next_...] have not run yet
-  bool paused_ = false;                  // they wait for the channel to be writable
+  std::size_t next_ = 0;                // commands_[next_...] have not run yet
+  bool paused_ = false;                 // they wait for the channel to be writable
   ByteBuf batch_;                       // replies not yet written
   std::size_t batchHint_ = 512;
   std::string protocolError_;                  // the read's protocol error, if any

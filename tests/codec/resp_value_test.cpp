@@ -60,8 +60,8 @@ TEST_CASE("RespValue: aggregates, maps and find") {
   CHECK(arr[1].asString() == "two");
   CHECK_THROWS_AS(arr[2], std::out_of_range);
   const RespValue pairs[] = {RespValue::simpleString("a"), RespValue::integer(1),
-                             RespValue::bulkString("b"), RespValue::integer(2),
-                             RespValue::integer(3), RespValue::integer(4)};
+                             RespValue::bulkString("b"),   RespValue::integer(2),
+                             RespValue::integer(3),        RespValue::integer(4)};
   const RespValue m = RespValue::map(pairs);
   CHECK(m.size() == 3);
   CHECK(m.elements().size() == 6);

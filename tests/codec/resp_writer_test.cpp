@@ -80,8 +80,8 @@ TEST_CASE("RespWriter: RESP3 calls map to what redis-server 7.0 sends a RESP2 cl
       {[](RespWriter& w) { w.attributeHeader(1); }, "|1\r\n", ""},
       {[](RespWriter& w) { w.verbatimString("txt", "Some string"); }, "=15\r\ntxt:Some string\r\n",
        "$11\r\nSome string\r\n"},
-      {[](RespWriter& w) { w.bulkError("SYNTAX invalid syntax"); }, "!21\r\nSYNTAX invalid syntax\r\n",
-       "-SYNTAX invalid syntax\r\n"},
+      {[](RespWriter& w) { w.bulkError("SYNTAX invalid syntax"); },
+       "!21\r\nSYNTAX invalid syntax\r\n", "-SYNTAX invalid syntax\r\n"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.resp3);
@@ -145,7 +145,8 @@ TEST_CASE("RespWriter: formatDouble's Shortest form reads back to the same doubl
   CHECK(dbl(-123.456, F::Shortest) == "-123.456");
   CHECK(dbl(0, F::Shortest) == "0");
   CHECK(dbl(INFINITY, F::Shortest) == "inf");
-  CHECK(written(R3, [](RespWriter& w) { w.doubleValue(0.1); }, F::Shortest) == ",0.1\r\n");
+  CHECK(written(
+            R3, [](RespWriter& w) { w.doubleValue(0.1); }, F::Shortest) == ",0.1\r\n");
   const unsigned seed = std::random_device{}();
   CAPTURE(seed);
   std::mt19937_64 rng(seed);

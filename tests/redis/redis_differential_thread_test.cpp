@@ -14,8 +14,9 @@
 // What legitimately differs is masked or left out of the scripts: HELLO's "version" and "id"
 // fields (the client id counts the server's connections); the order of replies that follow
 // redis-server's randomly seeded hash tables (SMEMBERS and HGETALL of large sets and hashes, SPOP
-// with a count under the size, KEYS and CONFIG GET with several matches); exact PTTLs. The reference redis-server runs with `--databases 1`, the keyspace's
-// own configuration (SELECT 1 is out of range, CONFIG GET databases says 1).
+// with a count under the size, KEYS and CONFIG GET with several matches); exact PTTLs. The
+// reference redis-server runs with `--databases 1`, the keyspace's own configuration (SELECT 1 is
+// out of range, CONFIG GET databases says 1).
 #include <netbuf/redis/redis_server.hpp>
 
 #include <doctest/doctest.h>

@@ -524,8 +524,8 @@ TEST_CASE("COMMAND, COMMAND COUNT, INFO, DOCS, LIST") {
   CHECK(db({"COMMAND", "DOCS"}) == "*0\r\n");
   CHECK(db({"COMMAND", "DOCS", "get"}) == "*0\r\n");
   const std::string all = db({"COMMAND"});
-  CHECK(all.rfind(cat({"*", std::to_string(RedisKeyspace::commands().size()), "\r\n*10\r\n"}),
-                  0) == 0);
+  CHECK(all.rfind(cat({"*", std::to_string(RedisKeyspace::commands().size()), "\r\n*10\r\n"}), 0) ==
+        0);
   CHECK(all.find("$4\r\nmset\r\n:-3\r\n*2\r\n+write\r\n+denyoom\r\n:1\r\n:-1\r\n:2\r\n") !=
         std::string::npos);
   const std::string list = db({"COMMAND", "LIST"});
@@ -571,13 +571,14 @@ TEST_CASE("findCommand: any case, Redis's key positions and write flags") {
     CHECK(!spec.categories.empty());
   }
   for (std::string_view name :
-       {"ping", "echo", "set", "get", "getdel", "setnx", "append", "strlen", "incr", "incrby",
-        "decr", "decrby", "mset", "mget", "del", "exists", "type", "expire", "pexpire", "ttl",
-        "pttl", "persist", "lpush", "rpush", "lpop", "rpop", "llen", "lrange", "lindex", "sadd",
-        "srem", "sismember", "scard", "smembers", "spop", "hset", "hget", "hdel", "hlen",
-        "hgetall", "hexists", "hincrby", "zadd", "zscore", "zcard", "zrank", "zrange", "zpopmin",
-        "dbsize", "keys", "flushall", "flushdb", "hello", "quit", "select", "command", "config",
-        "client"}) {
+       {"ping",    "echo",     "set",      "get",     "getdel", "setnx",   "append", "strlen",
+        "incr",    "incrby",   "decr",     "decrby",  "mset",   "mget",    "del",    "exists",
+        "type",    "expire",   "pexpire",  "ttl",     "pttl",   "persist", "lpush",  "rpush",
+        "lpop",    "rpop",     "llen",     "lrange",  "lindex", "sadd",    "srem",   "sismember",
+        "scard",   "smembers", "spop",     "hset",    "hget",   "hdel",    "hlen",   "hgetall",
+        "hexists", "hincrby",  "zadd",     "zscore",  "zcard",  "zrank",   "zrange", "zpopmin",
+        "dbsize",  "keys",     "flushall", "flushdb", "hello",  "quit",    "select", "command",
+        "config",  "client"}) {
     CAPTURE(name);
     CHECK(RedisKeyspace::findCommand(name) != nullptr);
   }

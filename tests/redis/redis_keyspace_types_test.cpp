@@ -97,8 +97,7 @@ TEST_CASE("SADD, SREM, SISMEMBER, SCARD, SMEMBERS") {
   // All integers: an intset, listed in ascending order.
   CHECK(db({"SADD", "s", "3", "1", "2"}) == ":3\r\n");
   CHECK(db({"SADD", "s", "2", "5", "-1"}) == ":2\r\n");
-  CHECK(db({"SMEMBERS", "s"}) ==
-        "*5\r\n$2\r\n-1\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n5\r\n");
+  CHECK(db({"SMEMBERS", "s"}) == "*5\r\n$2\r\n-1\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n5\r\n");
   CHECK(db({"SCARD", "s"}) == ":5\r\n");
   CHECK(db({"SISMEMBER", "s", "2"}) == ":1\r\n");
   CHECK(db({"SISMEMBER", "s", "02"}) == ":0\r\n");
@@ -220,10 +219,15 @@ TEST_CASE("HSET, HGET, HDEL, HLEN, HGETALL, HEXISTS, HMGET, HKEYS, HVALS, HSETNX
   CHECK(db({"HDEL", "h", "f1", "f3", "f9", "a", "b", "zz"}) == ":5\r\n");
   CHECK(db({"EXISTS", "h"}) == ":0\r\n");
   CHECK(db({"SET", "str", "v"}) == kOk);
-  for (auto cmd : std::vector<std::vector<std::string_view>>{
-           {"HGET", "str", "f"}, {"HSET", "str", "f", "v"}, {"HGETALL", "str"},
-           {"HLEN", "str"}, {"HDEL", "str", "f"}, {"HINCRBY", "str", "f", "1"},
-           {"HEXISTS", "str", "f"}, {"HMGET", "str", "a"}, {"HKEYS", "str"}}) {
+  for (auto cmd : std::vector<std::vector<std::string_view>>{{"HGET", "str", "f"},
+                                                             {"HSET", "str", "f", "v"},
+                                                             {"HGETALL", "str"},
+                                                             {"HLEN", "str"},
+                                                             {"HDEL", "str", "f"},
+                                                             {"HINCRBY", "str", "f", "1"},
+                                                             {"HEXISTS", "str", "f"},
+                                                             {"HMGET", "str", "a"},
+                                                             {"HKEYS", "str"}}) {
     CAPTURE(cmd[0]);
     CHECK(db(cmd) == kWrongType);
   }
@@ -294,8 +298,7 @@ TEST_CASE("ZADD and its options") {
   CHECK(db({"ZADD", "z", "x", "a"}) == "-ERR value is not a valid float\r\n");
   CHECK(db({"ZADD", "z", "nan", "a"}) == "-ERR value is not a valid float\r\n");
   CHECK(db({"ZADD", "z", "inf", "a"}) == ":0\r\n");
-  CHECK(db({"ZADD", "z", "INCR", "-inf", "a"}) ==
-        "-ERR resulting score is not a number (NaN)\r\n");
+  CHECK(db({"ZADD", "z", "INCR", "-inf", "a"}) == "-ERR resulting score is not a number (NaN)\r\n");
   CHECK(db({"ZADD", "nz", "XX", "1", "a"}) == ":0\r\n");
   CHECK(db({"EXISTS", "nz"}) == ":0\r\n");
   CHECK(db({"ZADD", "nz", "XX", "INCR", "1", "a"}) == kNull2);
@@ -377,8 +380,7 @@ TEST_CASE("sorted sets: a -0 score reads back as 0 in a listpack, as -0 in a ski
 TEST_CASE("ZRANGE by index, score and lex; WITHSCORES in both protocols") {
   KeyspaceFixture db;
   CHECK(db({"ZADD", "z", "1", "a", "2", "b", "2", "c", "3", "d"}) == ":4\r\n");
-  CHECK(db({"ZRANGE", "z", "0", "-1"}) ==
-        "*4\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n");
+  CHECK(db({"ZRANGE", "z", "0", "-1"}) == "*4\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n");
   CHECK(db({"ZRANGE", "z", "1", "2", "withscores"}) ==
         "*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n2\r\n");
   CHECK(db({"ZRANGE", "z", "-2", "-1"}) == "*2\r\n$1\r\nc\r\n$1\r\nd\r\n");
@@ -397,8 +399,7 @@ TEST_CASE("ZRANGE by index, score and lex; WITHSCORES in both protocols") {
   CHECK(db({"ZRANGE", "z", "0"}) == arity("zrange"));
   CHECK(db({"ZRANGE", "nokey", "0", "-1"}) == "*0\r\n");
   // BYSCORE: "(" opens a bound; REV takes max then min; LIMIT offset count.
-  CHECK(db({"ZRANGE", "z", "2", "3", "BYSCORE"}) ==
-        "*3\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n");
+  CHECK(db({"ZRANGE", "z", "2", "3", "BYSCORE"}) == "*3\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n");
   CHECK(db({"ZRANGE", "z", "(1", "(3", "BYSCORE", "WITHSCORES"}) ==
         "*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n2\r\n");
   CHECK(db({"ZRANGE", "z", "-inf", "+inf", "BYSCORE", "LIMIT", "1", "2"}) ==

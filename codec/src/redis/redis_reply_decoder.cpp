@@ -198,7 +198,8 @@ struct RedisReplyDecoder::State {
     nodes = 0;
     ownedBytes = 0;
     buildStack.clear();
-    // Tables grown by one huge reply are not kept for the small ones that follow.
+    // Tables over 1024 entries are freed between replies: one huge reply must not pin their
+    // memory for the connection's lifetime.
     if (stack.capacity() > 1024) std::vector<Frame>().swap(stack);
     if (streamedCounts.capacity() > 1024) std::vector<std::size_t>().swap(streamedCounts);
     if (buildStack.capacity() > 1024) std::vector<BuildFrame>().swap(buildStack);

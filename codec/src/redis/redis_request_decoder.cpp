@@ -236,7 +236,8 @@ struct RedisRequestDecoder::State {
     remaining = 0;
     bulkLen = -1;
     args.clear();
-    // A huge request's argument table is not kept for the small ones that follow.
+    // An argument table over 1024 entries is freed between requests: one huge request must not
+    // pin its memory for the connection's lifetime.
     if (args.capacity() > 1024) std::vector<ArgRef>().swap(args);
   }
 

@@ -9,20 +9,34 @@ namespace netbuf {
 
 std::string_view respTypeName(RespType type) noexcept {
   switch (type) {
-    case RespType::SimpleString: return "simple string";
-    case RespType::SimpleError: return "simple error";
-    case RespType::Integer: return "integer";
-    case RespType::BulkString: return "bulk string";
-    case RespType::Array: return "array";
-    case RespType::Null: return "null";
-    case RespType::Boolean: return "boolean";
-    case RespType::Double: return "double";
-    case RespType::BigNumber: return "big number";
-    case RespType::BulkError: return "bulk error";
-    case RespType::VerbatimString: return "verbatim string";
-    case RespType::Map: return "map";
-    case RespType::Set: return "set";
-    case RespType::Push: return "push";
+    case RespType::SimpleString:
+      return "simple string";
+    case RespType::SimpleError:
+      return "simple error";
+    case RespType::Integer:
+      return "integer";
+    case RespType::BulkString:
+      return "bulk string";
+    case RespType::Array:
+      return "array";
+    case RespType::Null:
+      return "null";
+    case RespType::Boolean:
+      return "boolean";
+    case RespType::Double:
+      return "double";
+    case RespType::BigNumber:
+      return "big number";
+    case RespType::BulkError:
+      return "bulk error";
+    case RespType::VerbatimString:
+      return "verbatim string";
+    case RespType::Map:
+      return "map";
+    case RespType::Set:
+      return "set";
+    case RespType::Push:
+      return "push";
   }
   return "unknown";
 }

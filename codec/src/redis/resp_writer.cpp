@@ -148,25 +148,17 @@ void RespWriter::simpleError(std::string_view text) {
   writeLine(*out_, '-', text);
 }
 
-void RespWriter::integer(std::int64_t v) {
-  writeHeader(*out_, ':', v);
-}
+void RespWriter::integer(std::int64_t v) { writeHeader(*out_, ':', v); }
 
-void RespWriter::bulkString(std::string_view bytes) {
-  writeBlob(*out_, '$', {}, bytes);
-}
+void RespWriter::bulkString(std::string_view bytes) { writeBlob(*out_, '$', {}, bytes); }
 
 void RespWriter::bulkString(const ByteBuf& bytes) { bulkString(bytes.readableStringView()); }
 
-void RespWriter::arrayHeader(std::size_t n) {
-  writeHeader(*out_, '*', n);
-}
+void RespWriter::arrayHeader(std::size_t n) { writeHeader(*out_, '*', n); }
 
 void RespWriter::null() { append(*out_, isResp3() ? std::string_view("_\r\n") : "$-1\r\n"); }
 
-void RespWriter::nullArray() {
-  append(*out_, isResp3() ? std::string_view("_\r\n") : "*-1\r\n");
-}
+void RespWriter::nullArray() { append(*out_, isResp3() ? std::string_view("_\r\n") : "*-1\r\n"); }
 
 void RespWriter::boolean(bool v) {
   if (isResp3()) {
@@ -202,13 +194,9 @@ void RespWriter::mapHeader(std::size_t pairs) {
   }
 }
 
-void RespWriter::setHeader(std::size_t n) {
-  writeHeader(*out_, isResp3() ? '~' : '*', n);
-}
+void RespWriter::setHeader(std::size_t n) { writeHeader(*out_, isResp3() ? '~' : '*', n); }
 
-void RespWriter::pushHeader(std::size_t n) {
-  writeHeader(*out_, isResp3() ? '>' : '*', n);
-}
+void RespWriter::pushHeader(std::size_t n) { writeHeader(*out_, isResp3() ? '>' : '*', n); }
 
 void RespWriter::attributeHeader(std::size_t pairs) {
   if (isResp3()) writeHeader(*out_, '|', pairs);
@@ -252,10 +240,18 @@ void RespWriter::value(const RespValue& v) {
     for (const RespValue& e : attrs.elements()) value(e);
   }
   switch (v.type()) {
-    case RespType::SimpleString: simpleString(v.payload()); return;
-    case RespType::SimpleError: simpleError(v.payload()); return;
-    case RespType::Integer: integer(v.asInteger()); return;
-    case RespType::BulkString: bulkString(v.payload()); return;
+    case RespType::SimpleString:
+      simpleString(v.payload());
+      return;
+    case RespType::SimpleError:
+      simpleError(v.payload());
+      return;
+    case RespType::Integer:
+      integer(v.asInteger());
+      return;
+    case RespType::BulkString:
+      bulkString(v.payload());
+      return;
     case RespType::Null:
       if (v.nullForm() == '*') {
         nullArray();
@@ -263,15 +259,33 @@ void RespWriter::value(const RespValue& v) {
         null();
       }
       return;
-    case RespType::Boolean: boolean(v.asBool()); return;
-    case RespType::Double: doubleValue(v.asDouble()); return;
-    case RespType::BigNumber: bigNumber(v.payload()); return;
-    case RespType::BulkError: bulkError(v.payload()); return;
-    case RespType::VerbatimString: verbatimString(v.verbatimFormat(), v.asString()); return;
-    case RespType::Array: arrayHeader(v.size()); break;
-    case RespType::Map: mapHeader(v.size()); break;
-    case RespType::Set: setHeader(v.size()); break;
-    case RespType::Push: pushHeader(v.size()); break;
+    case RespType::Boolean:
+      boolean(v.asBool());
+      return;
+    case RespType::Double:
+      doubleValue(v.asDouble());
+      return;
+    case RespType::BigNumber:
+      bigNumber(v.payload());
+      return;
+    case RespType::BulkError:
+      bulkError(v.payload());
+      return;
+    case RespType::VerbatimString:
+      verbatimString(v.verbatimFormat(), v.asString());
+      return;
+    case RespType::Array:
+      arrayHeader(v.size());
+      break;
+    case RespType::Map:
+      mapHeader(v.size());
+      break;
+    case RespType::Set:
+      setHeader(v.size());
+      break;
+    case RespType::Push:
+      pushHeader(v.size());
+      break;
   }
   for (const RespValue& e : v.elements()) value(e);
 }

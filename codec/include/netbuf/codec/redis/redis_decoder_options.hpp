@@ -29,8 +29,14 @@ struct RedisDecoderOptions {
   /// Whether the request decoder accepts inline commands (Redis does; Netty's decoder does not).
   bool allowInline = true;
 
-  RedisDecoderOptions& setMaxBulkLength(std::uint64_t v) noexcept { maxBulkLength = v; return *this; }
-  RedisDecoderOptions& setMaxInlineSize(std::size_t v) noexcept { maxInlineSize = v; return *this; }
+  RedisDecoderOptions& setMaxBulkLength(std::uint64_t v) noexcept {
+    maxBulkLength = v;
+    return *this;
+  }
+  RedisDecoderOptions& setMaxInlineSize(std::size_t v) noexcept {
+    maxInlineSize = v;
+    return *this;
+  }
   RedisDecoderOptions& setMaxMultibulkLength(std::uint64_t v) noexcept {
     maxMultibulkLength = v;
     return *this;
@@ -43,7 +49,10 @@ struct RedisDecoderOptions {
     maxMessageBytes = v;
     return *this;
   }
-  RedisDecoderOptions& setAllowInline(bool v) noexcept { allowInline = v; return *this; }
+  RedisDecoderOptions& setAllowInline(bool v) noexcept {
+    allowInline = v;
+    return *this;
+  }
 };
 
 }  // namespace netbuf

@@ -16,27 +16,27 @@
 namespace netbuf {
 
 enum class RedisProtocolErrc : std::uint8_t {
-  TooBigInlineRequest,    // "Protocol error: too big inline request"
-  UnbalancedQuotes,       // "Protocol error: unbalanced quotes in request"
-  TooBigMultibulkCount,   // "Protocol error: too big mbulk count string"
-  InvalidMultibulkLength, // "Protocol error: invalid multibulk length"
-  TooBigBulkCount,        // "Protocol error: too big bulk count string"
-  ExpectedDollar,         // "Protocol error: expected '$', got 'x'"
-  InvalidBulkLength,      // "Protocol error: invalid bulk length"
-  MessageTooLarge,        // "Protocol error: request exceeds the query buffer limit" (maxMessageBytes)
-  InlineNotAllowed,       // "Protocol error: inline commands are disabled"
+  TooBigInlineRequest,     // "Protocol error: too big inline request"
+  UnbalancedQuotes,        // "Protocol error: unbalanced quotes in request"
+  TooBigMultibulkCount,    // "Protocol error: too big mbulk count string"
+  InvalidMultibulkLength,  // "Protocol error: invalid multibulk length"
+  TooBigBulkCount,         // "Protocol error: too big bulk count string"
+  ExpectedDollar,          // "Protocol error: expected '$', got 'x'"
+  InvalidBulkLength,       // "Protocol error: invalid bulk length"
+  MessageTooLarge,   // "Protocol error: request exceeds the query buffer limit" (maxMessageBytes)
+  InlineNotAllowed,  // "Protocol error: inline commands are disabled"
   // Replies only:
-  UnknownType,            // a first byte that is no RESP type
-  InvalidInteger,         // a :, length or count that is not a decimal integer in range
-  InvalidDouble,          // a , that is not a RESP3 double
-  InvalidBoolean,         // a # other than t or f
-  InvalidBigNumber,       // a ( that is not an optional sign and digits
-  InvalidVerbatim,        // a = payload without "fmt:" (3 bytes and a colon)
-  MissingCrlf,            // a line or bulk payload not followed by \r\n
-  NestingTooDeep,         // aggregates nested past maxNestingDepth
-  InvalidStreamChunk,     // a streamed string's part that is not ;n, or a stray '.'
-  InvalidAttribute,       // an attribute with no value after it
-  Truncated,              // decodeOne(): the input ends inside the value, or bytes follow it
+  UnknownType,         // a first byte that is no RESP type
+  InvalidInteger,      // a :, length or count that is not a decimal integer in range
+  InvalidDouble,       // a , that is not a RESP3 double
+  InvalidBoolean,      // a # other than t or f
+  InvalidBigNumber,    // a ( that is not an optional sign and digits
+  InvalidVerbatim,     // a = payload without "fmt:" (3 bytes and a colon)
+  MissingCrlf,         // a line or bulk payload not followed by \r\n
+  NestingTooDeep,      // aggregates nested past maxNestingDepth
+  InvalidStreamChunk,  // a streamed string's part that is not ;n, or a stray '.'
+  InvalidAttribute,    // an attribute with no value after it
+  Truncated,           // decodeOne(): the input ends inside the value, or bytes follow it
 };
 
 class RedisProtocolError : public DecoderError {
@@ -52,8 +52,7 @@ class RedisProtocolError : public DecoderError {
            kind_ == RedisProtocolErrc::TooBigMultibulkCount ||
            kind_ == RedisProtocolErrc::TooBigBulkCount ||
            kind_ == RedisProtocolErrc::MessageTooLarge ||
-           kind_ == RedisProtocolErrc::NestingTooDeep ||
-           (value() != kNone && limit() != kNone);
+           kind_ == RedisProtocolErrc::NestingTooDeep || (value() != kNone && limit() != kNone);
   }
 
  private:

@@ -48,11 +48,11 @@ class RedisReply {
   // ---- used by the decoder to build a reply ----
   struct Parts {
     RespValue root;
-    std::unique_ptr<RespValue[]> nodes;   // every non-root node
-    ByteBuf input;                        // the slice of the input that bulk payloads view
-    std::unique_ptr<char[]> owned;        // assembled streamed strings (a heap block: moving
-                                          // the reply keeps views into it valid)
-    std::size_t ownedSize = 0;            // bytes of owned
+    std::unique_ptr<RespValue[]> nodes;  // every non-root node
+    ByteBuf input;                       // the slice of the input that bulk payloads view
+    std::unique_ptr<char[]> owned;       // assembled streamed strings (a heap block: moving
+                                         // the reply keeps views into it valid)
+    std::size_t ownedSize = 0;           // bytes of owned
     std::uint64_t offset = 0;
     std::size_t wireSize = 0;
   };

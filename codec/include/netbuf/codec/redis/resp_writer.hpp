@@ -62,16 +62,16 @@ class RespWriter {
   bool isResp3() const noexcept { return protocol_ == RespProtocol::Resp3; }
   ByteBuf& buffer() const noexcept { return *out_; }
 
-  void simpleString(std::string_view text);      // +text
-  void simpleError(std::string_view text);       // -text  (text includes the code: "ERR ...")
-  void integer(std::int64_t v);                  // :v
-  void bulkString(std::string_view bytes);       // $len bytes
+  void simpleString(std::string_view text);  // +text
+  void simpleError(std::string_view text);   // -text  (text includes the code: "ERR ...")
+  void integer(std::int64_t v);              // :v
+  void bulkString(std::string_view bytes);   // $len bytes
   /// A bulk string whose payload is buf's readable bytes, appended by copy (the server's replies
   /// are small; large values are written by copy into the reply buffer, one gather write).
   void bulkString(const ByteBuf& bytes);
-  void arrayHeader(std::size_t n);               // *n
-  void null();                                   // _ / $-1
-  void nullArray();                              // _ / *-1
+  void arrayHeader(std::size_t n);  // *n
+  void null();                      // _ / $-1
+  void nullArray();                 // _ / *-1
   void boolean(bool v);
   void doubleValue(double v);
   void bigNumber(std::string_view digits);
