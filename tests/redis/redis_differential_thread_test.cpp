@@ -20,10 +20,8 @@
 #include <netbuf/redis/redis_server.hpp>
 
 #include <doctest/doctest.h>
-#include <poll.h>
 
 #include <algorithm>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -34,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/loopback_socket.hpp"
 #include "support/redis_server_process.hpp"
 
 using namespace netbuf;
@@ -125,46 +124,34 @@ std::string escaped(std::string_view s) {
 /// A loopback client on a non-blocking socket; every wait is bounded by a deadline.
 class Conn {
  public:
-  explicit Conn(unsigned short port) : sock_(io_) {
-    sock_.connect({asio::ip::make_address("127.0.0.1"), port});
-    sock_.set_option(tcp::no_delay(true));
-    sock_.non_blocking(true);
-  }
+  explicit Conn(unsigned short port) : sock_(port) {}
 
   void send(std::string_view bytes) {
-    const auto deadline = Clock::now() + 10s;
-    while (!bytes.empty()) {
-      boost::system::error_code ec;
-      const std::size_t n = sock_.write_some(asio::buffer(bytes.data(), bytes.size()), ec);
-      if (ec == asio::error::would_block) {
-        REQUIRE_MESSAGE(wait(POLLOUT, deadline), "send timed out");
-        continue;
-      }
-      if (ec) return;  // the peer closed: what it sent before is still read and compared
-      bytes.remove_prefix(n);
-    }
+    // A peer that closes part-way is fine: what it sent before is still read and compared.
+    const auto ec = sock_.sendAll(bytes, Clock::now() + 10s);
+    REQUIRE_MESSAGE(ec != asio::error::timed_out, "send timed out");
   }
 
   /// The bytes of the next reply; what was received so far when the connection closed or 5 s
   /// passed without a complete reply (the comparison shows it).
   std::string reply() {
     const auto deadline = Clock::now() + 5s;
+    std::string& buf = sock_.buffer();
     for (;;) {
-      const std::size_t end = valueEnd(buf_, 0);
+      const std::size_t end = valueEnd(buf, 0);
       if (end == kMalformed) {
-        std::string bad = "<malformed> " + buf_;
-        buf_.clear();
+        std::string bad = "<malformed> " + buf;
+        buf.clear();
         return bad;
       }
       if (end != kIncomplete) {
-        std::string out = buf_.substr(0, end);
-        buf_.erase(0, end);
+        std::string out = buf.substr(0, end);
+        buf.erase(0, end);
         return out;
       }
-      if (eof_ || !fill(deadline)) {
-        std::string partial = std::move(buf_);
-        buf_.clear();
-        return partial + (eof_ ? "<closed>" : "<timeout>");
+      if (sock_.closed() || !sock_.fill(deadline)) {
+        std::string partial = std::exchange(buf, {});
+        return partial + (sock_.closed() ? "<closed>" : "<timeout>");
       }
     }
   }
@@ -172,42 +159,14 @@ class Conn {
   /// Everything until the peer closes, plus "<timeout>" when it has not closed within 5 s.
   std::string untilClosed() {
     const auto deadline = Clock::now() + 5s;
-    while (!eof_) {
-      if (!fill(deadline)) return std::exchange(buf_, {}) + "<timeout>";
+    while (!sock_.closed()) {
+      if (!sock_.fill(deadline)) return std::exchange(sock_.buffer(), {}) + "<timeout>";
     }
-    return std::exchange(buf_, {});
+    return std::exchange(sock_.buffer(), {});
   }
 
  private:
-  bool wait(short events, Clock::time_point deadline) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{sock_.native_handle(), events, 0};
-    return ::poll(&p, 1, static_cast<int>(left.count())) > 0;
-  }
-  bool fill(Clock::time_point deadline) {
-    for (;;) {
-      char tmp[65536];
-      boost::system::error_code ec;
-      const std::size_t n = sock_.read_some(asio::buffer(tmp), ec);
-      if (!ec) {
-        buf_.append(tmp, n);
-        return true;
-      }
-      if (ec == asio::error::would_block) {
-        if (!wait(POLLIN, deadline)) return false;
-        continue;
-      }
-      eof_ = true;
-      return true;
-    }
-  }
-
-  asio::io_context io_;
-  tcp::socket sock_;
-  std::string buf_;
-  bool eof_ = false;
+  netbuf::test::LoopbackSocket sock_;
 };
 
 /// redis-cli's sdssplitargs: words, "..." with escapes, '...'; false on unbalanced quotes.

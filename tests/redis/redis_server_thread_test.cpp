@@ -7,7 +7,6 @@
 #include <netbuf/redis/redis_server.hpp>
 
 #include <doctest/doctest.h>
-#include <poll.h>
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
@@ -21,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/loopback_socket.hpp"
 #include "support/thread_waits.hpp"
 
 using namespace netbuf;
@@ -52,40 +52,27 @@ std::string bulk(std::string_view s) {
 }
 std::string integer(long long v) { return cat(":", std::to_string(v), "\r\n"); }
 
-/// A blocking-style client on a non-blocking socket: every wait is a poll() with a deadline, so a
-/// server that never answers fails the test instead of hanging it.
+/// A client that sends RESP and reads raw bytes or decoded replies, every wait bounded.
 class RawClient {
  public:
-  explicit RawClient(unsigned short port) : sock_(io_) {
-    sock_.connect({asio::ip::make_address("127.0.0.1"), port});
-    sock_.set_option(tcp::no_delay(true));
-    sock_.non_blocking(true);
-  }
+  explicit RawClient(unsigned short port) : sock_(port) {}
 
   /// Sends every byte (fails the test if that takes over 10 s or the socket fails).
   void send(std::string_view bytes) {
-    const auto deadline = Clock::now() + 10s;
-    while (!bytes.empty()) {
-      boost::system::error_code ec;
-      const std::size_t n = sock_.write_some(asio::buffer(bytes.data(), bytes.size()), ec);
-      if (ec == asio::error::would_block) {
-        REQUIRE_MESSAGE(waitFor(POLLOUT, deadline), "send timed out");
-        continue;
-      }
-      REQUIRE_MESSAGE(!ec, "send failed: " << ec.message());
-      bytes.remove_prefix(n);
-    }
+    const auto ec = sock_.sendAll(bytes, Clock::now() + 10s);
+    REQUIRE_MESSAGE(!ec, "send failed: " << ec.message());
   }
 
   /// Exactly n bytes (REQUIREd within 10 s).
   std::string readBytes(std::size_t n) {
     const auto deadline = Clock::now() + 10s;
-    while (buf_.size() < n) {
-      REQUIRE_MESSAGE((fill(deadline) && !(eof_ && buf_.size() < n)),
-                      "wanted " << n << " bytes; got so far: " << buf_);
+    std::string& buf = sock_.buffer();
+    while (buf.size() < n) {
+      REQUIRE_MESSAGE((sock_.fill(deadline) && !(sock_.closed() && buf.size() < n)),
+                      "wanted " << n << " bytes; got so far: " << buf);
     }
-    std::string out = buf_.substr(0, n);
-    buf_.erase(0, n);
+    std::string out = buf.substr(0, n);
+    buf.erase(0, n);
     return out;
   }
   /// Reads as many bytes as expected holds and checks they are those.
@@ -94,15 +81,16 @@ class RawClient {
   /// The next n replies, decoded (RESP2 or RESP3).
   std::vector<RedisReply> replies(std::size_t n) {
     const auto deadline = Clock::now() + 10s;
+    std::string& buf = sock_.buffer();
     while (decoded_.size() < n) {
-      if (!buf_.empty()) {
-        ByteBuf in = ByteBufAllocator::defaultAllocator().buffer(buf_.size());
-        in.writeBytes(std::string_view(buf_));
-        buf_.clear();
+      if (!buf.empty()) {
+        ByteBuf in = ByteBufAllocator::defaultAllocator().buffer(buf.size());
+        in.writeBytes(std::string_view(buf));
+        buf.clear();
         decoder_.channelRead(std::move(in), decoded_);
         continue;
       }
-      REQUIRE_MESSAGE((fill(deadline) && !(eof_ && buf_.empty())),
+      REQUIRE_MESSAGE((sock_.fill(deadline) && !(sock_.closed() && buf.empty())),
                       "wanted " << n << " replies, got " << decoded_.size());
     }
     std::vector<RedisReply> out;
@@ -115,44 +103,15 @@ class RawClient {
   /// Reads until the server closes (FIN or reset); false when timeout passed first.
   bool waitClosed(std::chrono::milliseconds timeout = 10s) {
     const auto deadline = Clock::now() + timeout;
-    while (!eof_) {
-      if (!fill(deadline) && !eof_) return false;
+    while (!sock_.closed()) {
+      if (!sock_.fill(deadline) && !sock_.closed()) return false;
     }
     return true;
   }
-  const std::string& unread() const noexcept { return buf_; }
+  const std::string& unread() const noexcept { return sock_.buffer(); }
 
  private:
-  bool waitFor(short events, Clock::time_point deadline) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{sock_.native_handle(), events, 0};
-    return ::poll(&p, 1, static_cast<int>(left.count())) > 0;
-  }
-  /// Reads what is there (waiting until deadline); false on timeout. Sets eof_ at EOF or reset.
-  bool fill(Clock::time_point deadline) {
-    for (;;) {
-      char tmp[65536];
-      boost::system::error_code ec;
-      const std::size_t n = sock_.read_some(asio::buffer(tmp), ec);
-      if (!ec) {
-        buf_.append(tmp, n);
-        return true;
-      }
-      if (ec == asio::error::would_block) {
-        if (!waitFor(POLLIN, deadline)) return false;
-        continue;
-      }
-      eof_ = true;  // eof, connection_reset...
-      return true;
-    }
-  }
-
-  asio::io_context io_;
-  tcp::socket sock_;
-  std::string buf_;
-  bool eof_ = false;
+  netbuf::test::LoopbackSocket sock_;
   RedisReplyDecoder decoder_;
   std::vector<RedisReply> decoded_;
 };
