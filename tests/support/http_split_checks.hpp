@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "support/http_transcript.hpp"
+#include "support/split_checks.hpp"
 #include "support/transcript_printing.hpp"  // doctest prints std::vector<std::string> in full
 
 namespace netbuf::test {
@@ -37,31 +38,15 @@ HttpTranscript decodeHttp(Make&& make, std::string_view input, bool finish = tru
   return decodeHttpSplit(make, input, {}, finish);
 }
 
-/// Requires the expected transcript for every way of splitting input (see the header comment).
-/// Inputs longer than 3000 bytes are split at every 7th position only (the checks are quadratic).
+/// Requires the expected transcript for every way of splitting input (checkMergeSplits).
 template <class Make>
 void checkHttpSplits(Make&& make, std::string_view input, const HttpTranscript& expected,
                      bool finish = true) {
-  CHECK(decodeHttpSplit(make, input, {}, finish) == expected);
-  const std::size_t stride = input.size() > 3000 ? 7 : 1;
-  for (std::size_t cut = 1; cut < input.size(); cut += stride) {
-    CAPTURE(cut);
-    CHECK(decodeHttpSplit(make, input, {cut}, finish) == expected);
-  }
-  std::vector<std::size_t> every;
-  for (std::size_t i = 1; i < input.size(); ++i) every.push_back(i);
-  CHECK(decodeHttpSplit(make, input, every, finish) == expected);
-  const unsigned seed = std::random_device{}();
-  CAPTURE(seed);
-  std::mt19937 rng(seed);
-  for (int round = 0; round < 20; ++round) {
-    std::vector<std::size_t> cuts;
-    for (std::size_t at = 0; at < input.size();) {
-      at += 1 + rng() % 9;
-      if (at < input.size()) cuts.push_back(at);
-    }
-    CHECK(decodeHttpSplit(make, input, cuts, finish) == expected);
-  }
+  checkMergeSplits(
+      [&](const std::vector<std::size_t>& cuts) {
+        return decodeHttpSplit(make, input, cuts, finish);
+      },
+      input.size(), expected);
 }
 
 }  // namespace netbuf::test

@@ -9,6 +9,7 @@
 #include <netbuf/codec/decoder_runner.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <random>
 #include <string_view>
 #include <utility>
@@ -82,6 +83,37 @@ void checkAllSplitsIgnoringErrorValues(Make&& make, std::string_view input,
                                        const Transcript& expected, bool finish = true,
                                        Describe describe = {}) {
   checkAllSplitsWith(make, input, expected, finish, maskErrorValues, describe);
+}
+
+/// Requires decode(cuts) == expected for every way of splitting an input of `size` bytes into
+/// reads, for decoders that have one cumulator (Merge): whole, split at each position (every
+/// 7th above 3000 bytes: the checks are quadratic), one byte at a time (up to everyByteUpTo
+/// bytes), and 20 freshly seeded random splits (the seed is CAPTUREd).
+template <class Decode, class T>
+void checkMergeSplits(Decode&& decode, std::size_t size, const T& expected,
+                      std::size_t everyByteUpTo = SIZE_MAX) {
+  CHECK(decode(std::vector<std::size_t>{}) == expected);
+  const std::size_t stride = size > 3000 ? 7 : 1;
+  for (std::size_t cut = 1; cut < size; cut += stride) {
+    CAPTURE(cut);
+    CHECK(decode(std::vector<std::size_t>{cut}) == expected);
+  }
+  if (size <= everyByteUpTo) {
+    std::vector<std::size_t> every;
+    for (std::size_t i = 1; i < size; ++i) every.push_back(i);
+    CHECK(decode(every) == expected);
+  }
+  const unsigned seed = std::random_device{}();
+  CAPTURE(seed);
+  std::mt19937 rng(seed);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::size_t> cuts;
+    for (std::size_t at = 0; at < size;) {
+      at += 1 + rng() % 9;
+      if (at < size) cuts.push_back(at);
+    }
+    CHECK(decode(cuts) == expected);
+  }
 }
 
 }  // namespace netbuf::test
