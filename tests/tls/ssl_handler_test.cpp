@@ -5,7 +5,6 @@
 
 #include <netbuf/buffer/composite_byte_buf.hpp>
 #include <netbuf/tls/ssl_errc.hpp>
-#include <netbuf/tls/ssl_error.hpp>
 #include <netbuf/transport/channel_error.hpp>
 #include <netbuf/transport/file_region.hpp>
 
@@ -557,45 +556,4 @@ TEST_CASE("a flush larger than one socket write stops while the channel is not w
   CHECK(p.client.rec->received == big);
   REQUIRE(l.results.size() == 1);
   CHECK(!l.results[0]);
-}
-
-TEST_CASE("configuration errors are SslError badConfiguration with the reason") {
-  SslContext::Options o;
-  CHECK_THROWS_AS(SslContext::forServer(o), SslError);  // no certificate
-  o.certificateChainPem = "not a certificate";
-  o.privateKeyPem = pki().server.keyPem;
-  try {
-    SslContext::forServer(o);
-    FAIL("no throw");
-  } catch (const SslError& e) {
-    CHECK(e.code() == SslErrc::badConfiguration);
-  }
-  auto mismatched = pki().serverOptions();
-  mismatched.privateKeyPem = selfSigned(CertificateSpec{}).keyPem;
-  CHECK_THROWS_AS(SslContext::forServer(mismatched), SslError);
-  auto badCiphers = pki().clientOptions();
-  badCiphers.cipherList = "NO-SUCH-CIPHER";
-  CHECK_THROWS_AS(SslContext::forClient(badCiphers), SslError);
-  auto mtls = pki().serverOptions();
-  mtls.clientAuth = ClientAuth::require;
-  CHECK_THROWS_AS(SslContext::forServer(mtls), SslError);  // no CA to verify clients with
-  CHECK_THROWS_AS(SslContext::forClient()->newHandler(), SslError);
-}
-
-TEST_CASE("no OpenSSL object outlives its owner") {
-  const auto before = SslContext::liveObjects();
-  {
-    auto client = SslContext::forClient(pki().clientOptions());
-    auto server = SslContext::forServer(pki().serverOptions());
-    Pair p(client, server);
-    pump(p.client, p.server);
-    Pair q(client, server);
-    pump(q.client, q.server);
-    CHECK(SslContext::liveObjects().connections == before.connections + 4);
-    CHECK(SslContext::liveObjects().sessions == before.sessions + 1);
-  }
-  const auto after = SslContext::liveObjects();
-  CHECK(after.contexts == before.contexts);
-  CHECK(after.connections == before.connections);
-  CHECK(after.sessions == before.sessions);
 }
