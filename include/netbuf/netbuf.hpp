@@ -65,6 +65,13 @@
 #include <netbuf/redis/redis_server.hpp>
 #include <netbuf/rpc/message_pack_rpc_client.hpp>
 #include <netbuf/rpc/message_pack_rpc_server.hpp>
+#include <netbuf/tls/ssl_certificate.hpp>
+#include <netbuf/tls/ssl_close_completion_event.hpp>
+#include <netbuf/tls/ssl_context.hpp>
+#include <netbuf/tls/ssl_errc.hpp>
+#include <netbuf/tls/ssl_error.hpp>
+#include <netbuf/tls/ssl_handler.hpp>
+#include <netbuf/tls/ssl_handshake_completion_event.hpp>
 #include <netbuf/transport/bootstrap.hpp>
 #include <netbuf/transport/channel.hpp>
 #include <netbuf/transport/channel_error.hpp>
