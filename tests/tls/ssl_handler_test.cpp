@@ -443,9 +443,11 @@ TEST_CASE("SNI: the server answers a registered name with that context's certifi
   server->addServerName("*.apps.example", SslContext::forServer(wildOptions));
   auto client = SslContext::forClient(pki().clientOptions());
 
-  for (auto [host, cn] :
+  for (const auto& names :
        {std::pair{"api.example", "api.example"}, std::pair{"one.apps.example", "*.apps.example"},
         std::pair{"localhost", "localhost"}}) {
+    const std::string host = names.first;
+    const std::string cn = names.second;
     CAPTURE(host);
     Pair p(client, server, host);
     pump(p.client, p.server);
