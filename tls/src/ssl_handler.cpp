@@ -480,6 +480,8 @@ void SslHandler::encryptQueued(ChannelHandlerContext& ctx) {
     }
   }
   if (!flushStaging()) return;
+  // An idle connection keeps no gathering buffer (the pool makes the next one cheaply).
+  staging_ = ByteBuf();
   writeOut(ctx, true);
 }
 
