@@ -357,9 +357,28 @@ REDIS_CODEC = Chart(
     summary=[("netbuf", "baseline", "RESP codec\nvs hand-written")],
 )
 
+TLS_RECORDS = Chart(
+    name="tls",
+    title="TLS 1.3 (AES-128-GCM): 256 KiB from one end to the other, without sockets",
+    source="tls_bench",
+    series=[
+        Series("handler", "netbuf SslHandler pair (pipeline included)", True),
+        Series("bio", "OpenSSL over netbuf's ByteBuf BIO", True),
+        Series("memory", "OpenSSL over memory BIOs", False),
+        Series("cipher", "AES-128-GCM alone (floor)", False),
+    ],
+    groups=[
+        Group("256 KiB in\n16 KiB writes", {
+            "handler": "tls/handler/SslHandler", "bio": "tls/bio/ByteBuf",
+            "memory": "tls/bio/memory", "cipher": "tls/cipher/EVP"}),
+    ],
+    ylabel="CPU time per 256 KiB",
+    summary=[("bio", "memory", "TLS records\nvs memory BIOs")],
+)
+
 # In run order: the microbenchmarks first (short, single-threaded), then the echo and RPC loads.
 CHARTS = [BYTEBUF, TEXT, ALLOCATOR, COMPOSITE, FRAME_DECODERS, MSGPACK, JSON, HTTP_PARSE,
-          REDIS_CODEC, ECHO, RPC]
+          REDIS_CODEC, TLS_RECORDS, ECHO, RPC]
 
 PROGRAMS = [c.source for c in CHARTS if c.source.endswith("_bench")]
 
