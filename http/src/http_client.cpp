@@ -10,6 +10,9 @@
 #include <netbuf/codec/http/http_header_names.hpp>
 #include <netbuf/codec/http/http_object_aggregator.hpp>
 #include <netbuf/http/http_client.hpp>
+#include <netbuf/tls/ssl_error.hpp>
+#include <netbuf/tls/ssl_handler.hpp>
+#include <netbuf/tls/ssl_handshake_completion_event.hpp>
 #include <netbuf/transport/bootstrap.hpp>
 #include <netbuf/transport/channel_error.hpp>
 #include <netbuf/transport/channel_handler.hpp>
@@ -29,7 +32,7 @@ class HttpClientCategory final : public std::error_category {
   std::string message(int ev) const override {
     switch (static_cast<HttpClientErrc>(ev)) {
       case HttpClientErrc::invalidUrl:
-        return "not an http://host[:port][/path] URL";
+        return "not an http(s)://host[:port][/path] URL";
       case HttpClientErrc::malformedResponse:
         return "malformed HTTP response";
       case HttpClientErrc::responseTooLarge:
@@ -91,6 +94,7 @@ struct HttpClientState : std::enable_shared_from_this<HttpClientState> {
   HttpClient::Options options;
   std::unordered_map<std::string, HttpClientPool> pools;  // loop only
   bool closed = false;                                    // loop only
+  std::shared_ptr<SslContext> defaultTls;  // loop only: made for the first https URL without tls
   std::atomic<std::uint64_t> nextId{1};
   std::atomic<std::size_t> open{0};
   std::atomic<std::uint64_t> made{0};
@@ -116,7 +120,11 @@ struct HttpClientState : std::enable_shared_from_this<HttpClientState> {
 
 namespace {
 
-std::string poolKey(const HttpUrl& u) { return u.host + ":" + std::to_string(u.port); }
+/// Connections are shared by the requests of one scheme, host and port: an http and an https
+/// connection to the same host and port are different connections.
+std::string poolKey(const HttpUrl& u) {
+  return u.scheme + "://" + u.host + ":" + std::to_string(u.port);
+}
 
 bool isRedirect(std::uint16_t code) {
   return code == 301 || code == 302 || code == 303 || code == 307 || code == 308;
@@ -174,6 +182,16 @@ class HttpClientHandler : public ChannelHandler {
   }
 
   void exceptionCaught(ChannelHandlerContext& ctx, std::exception_ptr) override { ctx.close(); }
+
+  void userEventTriggered(ChannelHandlerContext& ctx, Message event) override {
+    // A failed TLS handshake: SslHandler closes the channel next, and the requests on it fail
+    // with the reason (an unknown CA, a host name mismatch...) rather than a bare "closed".
+    if (event.is<SslHandshakeCompletionEvent>()) {
+      const auto& done = event.as<SslHandshakeCompletionEvent>();
+      if (done.error && !conn_->closeError) conn_->closeError = done.error;
+    }
+    ctx.fireUserEventTriggered(std::move(event));
+  }
 
   void write(ChannelHandlerContext& ctx, Message msg, WriteListener* listener) override {
     if (!msg.is<HttpObject>()) return ctx.write(std::move(msg), listener);
@@ -236,6 +254,14 @@ class HttpClientHandler : public ChannelHandler {
 
 void HttpClientState::submit(RequestPtr req) {
   if (closed) return complete(std::move(req), make_error_code(HttpClientErrc::clientClosed));
+  if (req->url.isHttps() && !options.tls && !defaultTls) {
+    try {
+      defaultTls = SslContext::forClient();
+    } catch (const SslError& e) {
+      // The system's trusted roots do not load: no https request can be verified.
+      return complete(std::move(req), make_error_code(e.code()));
+    }
+  }
   const std::string key = poolKey(req->url);
   HttpClientPool& pool = pools[key];
   pool.waiting.push_back(std::move(req));
@@ -278,7 +304,12 @@ void HttpClientState::connect(HttpClientPool& pool, const std::string& key, cons
   config.options = options.channel;
   config.timeout = options.connectTimeout;
   std::weak_ptr<HttpClientState> weak = weak_from_this();
-  config.handler = [weak, conn, o = options](SocketChannel& ch) {
+  std::shared_ptr<SslContext> tls;
+  if (url.isHttps()) tls = options.tls ? options.tls : defaultTls;
+  config.handler = [weak, conn, o = options, tls, host = url.host,
+                    port = url.port](SocketChannel& ch) {
+    // The URL's host is what the server's certificate must name (and the SNI sent).
+    if (tls) ch.pipeline().addLast("tls", tls->newHandler(host, port));
     ch.pipeline().addLast("http-client", std::make_unique<HttpClientHandler>(weak, conn, o));
   };
   ConnectDone done = [weak, conn, key](ErrorCode ec, std::shared_ptr<SocketChannel> ch, bool) {
@@ -386,9 +417,11 @@ void HttpClientState::onResponse(const std::shared_ptr<HttpClientConn>& conn,
       again->redirects = req->redirects + 1;
       again->request =
           FullHttpRequest(again->method, next->target, toGet ? ByteBuf() : shareBody(req->body));
-      // Credentials go only to the host:port they were given for (as curl, Go and requests do):
-      // a redirect elsewhere would hand them to whoever the Location names.
-      const bool sameOrigin = next->host == req->url.host && next->port == req->url.port;
+      // Credentials go only to the scheme, host and port they were given for (as curl, Go and
+      // requests do): a redirect elsewhere would hand them to whoever the Location names, or send
+      // them in clear after an https -> http redirect.
+      const bool sameOrigin = next->scheme == req->url.scheme && next->host == req->url.host &&
+                              next->port == req->url.port;
       req->headers.forEach([&](std::string_view n, std::string_view v) {
         if (http_util::equalsIgnoreCase(n, HttpHeaderNames::kHost)) return;
         if (!sameOrigin && (http_util::equalsIgnoreCase(n, "authorization") ||

@@ -18,6 +18,7 @@
 #include <netbuf/codec/http/http_request_decoder.hpp>
 #include <netbuf/http/detail/static_files.hpp>
 #include <netbuf/http/http_server.hpp>
+#include <netbuf/tls/ssl_handler.hpp>
 #include <netbuf/transport/channel_group.hpp>
 #include <netbuf/transport/channel_handler.hpp>
 #include <netbuf/transport/channel_handler_context.hpp>
@@ -695,12 +696,15 @@ std::shared_ptr<ServerChannel> HttpServer::bind(EventLoopGroup& group, const std
                                                 unsigned short port,
                                                 const ChannelOptions& options) {
   state_->frozen.store(true, std::memory_order_release);
-  auto server =
-      ServerBootstrap()
-          .group(group)
-          .childOptions(options)
-          .childHandler([state = state_](SocketChannel& ch) { installWith(state, ch.pipeline()); })
-          .bind(host, port);
+  auto server = ServerBootstrap()
+                    .group(group)
+                    .childOptions(options)
+                    .childHandler([state = state_](SocketChannel& ch) {
+                      if (state->options.tls)
+                        ch.pipeline().addFirst("tls", state->options.tls->newHandler());
+                      installWith(state, ch.pipeline());
+                    })
+                    .bind(host, port);
   std::lock_guard<std::mutex> lock(state_->serversMutex);
   state_->servers.push_back(server);
   return server;

@@ -15,30 +15,44 @@ bool isSendableTarget(std::string_view target) {
   return true;
 }
 
+/// Whether url starts with scheme (lower case), compared without case (RFC 3986 3.1).
+bool startsWithScheme(std::string_view url, std::string_view scheme) {
+  if (url.size() < scheme.size()) return false;
+  for (std::size_t i = 0; i < scheme.size(); ++i) {
+    const char c = url[i];
+    const char lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    if (lower != scheme[i]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<HttpUrl> HttpUrl::parse(std::string_view url) {
-  constexpr std::string_view kScheme = "http://";
-  if (url.size() < kScheme.size()) return std::nullopt;
-  for (std::size_t i = 0; i < kScheme.size(); ++i) {
-    const char c = url[i];
-    const char lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    if (lower != kScheme[i]) return std::nullopt;
+  HttpUrl u;
+  std::string_view rest;
+  if (startsWithScheme(url, "http://")) {
+    rest = url.substr(7);
+  } else if (startsWithScheme(url, "https://")) {
+    u.scheme = "https";
+    u.port = 443;
+    rest = url.substr(8);
+  } else {
+    return std::nullopt;
   }
-  std::string_view rest = url.substr(kScheme.size());
   if (const std::size_t hash = rest.find('#'); hash != std::string_view::npos) {
     rest = rest.substr(0, hash);
   }
   const std::size_t pathStart = rest.find_first_of("/?");
   std::string_view authority = rest.substr(0, pathStart);
-  HttpUrl u;
   if (pathStart != std::string_view::npos) {
+    // Built in a string of its own: g++ 12 warns falsely (-Wrestrict) about assign("/") here.
     const std::string_view t = rest.substr(pathStart);
-    if (t.front() == '?')
-      u.target.assign("/");
-    else
-      u.target.clear();
-    u.target.append(t);
+    std::string target;
+    target.reserve(t.size() + 1);
+    if (t.front() == '?') target.push_back('/');
+    target.append(t);
+    u.target = std::move(target);
   }
   if (authority.empty() || authority.find('@') != std::string_view::npos) return std::nullopt;
   std::string_view portText;
@@ -84,7 +98,7 @@ std::string HttpUrl::authority() const {
   if (v6) a.push_back('[');
   a.append(host);
   if (v6) a.push_back(']');
-  if (port != 80) {
+  if (port != defaultPort()) {
     a.push_back(':');
     a.append(std::to_string(port));
   }

@@ -1,7 +1,7 @@
-// HttpUrl: parse() of the http URLs a client accepts (ports, IPv6 literals, query without a path,
-// fragments) and of those it must refuse (other schemes, userinfo, empty hosts, bad ports,
-// whitespace and control characters that would corrupt a request line), authority() as the Host
-// field's value, and resolve() of redirect Locations.
+// HttpUrl: parse() of the http and https URLs a client accepts (schemes and their default ports,
+// IPv6 literals, query without a path, fragments) and of those it must refuse (other schemes,
+// userinfo, empty hosts, bad ports, whitespace and control characters that would corrupt a request
+// line), authority() as the Host field's value, and resolve() of redirect Locations.
 #include <netbuf/http/http_url.hpp>
 
 #include <doctest/doctest.h>
@@ -59,6 +59,32 @@ TEST_CASE("HttpClient: HttpUrl::parse splits host, port and target") {
   CHECK(u.target == "/a@b:c");
 }
 
+TEST_CASE("HttpClient: HttpUrl::parse of the scheme and its default port") {
+  HttpUrl u = parsed("http://h/");
+  CHECK(u.scheme == "http");
+  CHECK_FALSE(u.isHttps());
+  CHECK(u.port == 80);
+
+  u = parsed("https://example.com/a?b");
+  CHECK(u.scheme == "https");
+  CHECK(u.isHttps());
+  CHECK(u.host == "example.com");
+  CHECK(u.port == 443);
+  CHECK(u.target == "/a?b");
+
+  // Lower case whatever the URL's spelling; an explicit port wins over the default.
+  u = parsed("HTTPS://h:8443");
+  CHECK(u.scheme == "https");
+  CHECK(u.port == 8443);
+  CHECK(u.target == "/");
+  CHECK(parsed("hTTpS://[::1]/").host == "::1");
+  CHECK(parsed("https://[::1]/").port == 443);
+  // An empty port is the scheme's default, as for http.
+  CHECK(parsed("https://h:/x").port == 443);
+  // Port 80 on https is a port like any other.
+  CHECK(parsed("https://h:80/").port == 80);
+}
+
 TEST_CASE("HttpClient: HttpUrl::parse of IPv6 literals") {
   HttpUrl u = parsed("http://[::1]:8080/x");
   CHECK(u.host == "::1");  // without the brackets: what a resolver takes
@@ -99,8 +125,7 @@ TEST_CASE("HttpClient: HttpUrl::parse of queries and fragments") {
 }
 
 TEST_CASE("HttpClient: HttpUrl::parse refuses what is not an http URL of that form") {
-  // Other schemes: https needs TLS, which this client does not speak.
-  CHECK_FALSE(HttpUrl::parse("https://h/"));
+  // Other schemes.
   CHECK_FALSE(HttpUrl::parse("ftp://h/"));
   CHECK_FALSE(HttpUrl::parse("ws://h/"));
   CHECK_FALSE(HttpUrl::parse("http:/h/"));
@@ -110,6 +135,11 @@ TEST_CASE("HttpClient: HttpUrl::parse refuses what is not an http URL of that fo
   CHECK_FALSE(HttpUrl::parse(""));
   CHECK_FALSE(HttpUrl::parse("http"));
   CHECK_FALSE(HttpUrl::parse("httpx://h/"));
+  CHECK_FALSE(HttpUrl::parse("httpsx://h/"));
+  CHECK_FALSE(HttpUrl::parse("https:/h/"));
+  CHECK_FALSE(HttpUrl::parse("https//h/"));
+  CHECK_FALSE(HttpUrl::parse("https://"));
+  CHECK_FALSE(HttpUrl::parse("https://user@h/"));
 
   // userinfo: refused outright (credentials in URLs are deprecated, RFC 9110 4.2.4).
   CHECK_FALSE(HttpUrl::parse("http://user@h/"));
@@ -166,6 +196,12 @@ TEST_CASE("HttpClient: HttpUrl::authority is the Host field's value") {
   built.host = "h";
   built.port = 443;
   CHECK(built.authority() == "h:443");
+
+  // The default port is the scheme's: 443 is omitted for https, 80 is not.
+  CHECK(parsed("https://example.com/").authority() == "example.com");
+  CHECK(parsed("https://example.com:443/").authority() == "example.com");
+  CHECK(parsed("https://example.com:80/").authority() == "example.com:80");
+  CHECK(parsed("https://[::1]:8443/").authority() == "[::1]:8443");
 }
 
 TEST_CASE("HttpClient: HttpUrl::resolve of redirect Locations") {
@@ -197,15 +233,32 @@ TEST_CASE("HttpClient: HttpUrl::resolve of redirect Locations") {
   CHECK(r->port == 9);
   CHECK(r->target == "/y?z");
 
+  // An absolute https URL, and back: the scheme follows the Location.
+  r = base.resolve("https://other/s");
+  REQUIRE(r);
+  CHECK(r->isHttps());
+  CHECK(r->port == 443);
+  CHECK(r->target == "/s");
+  r->target = "/t";
+  std::optional<HttpUrl> r2 = r->resolve("/next");  // a path keeps the scheme and port
+  REQUIRE(r2);
+  CHECK(r2->isHttps());
+  CHECK(r2->host == "other");
+  CHECK(r2->port == 443);
+  CHECK(r2->target == "/next");
+  r2 = r->resolve("http://plain:81/");
+  REQUIRE(r2);
+  CHECK_FALSE(r2->isHttps());
+  CHECK(r2->port == 81);
+
   // Every other form is refused (the client then returns the 3xx as it is).
   CHECK_FALSE(base.resolve(""));
   CHECK_FALSE(base.resolve("next"));  // relative path
   CHECK_FALSE(base.resolve("../up"));
   CHECK_FALSE(base.resolve("?q=2"));  // query only
   CHECK_FALSE(base.resolve("#frag"));
-  CHECK_FALSE(base.resolve("//other/x"));        // network-path reference
-  CHECK_FALSE(base.resolve("https://other/x"));  // another scheme
-  CHECK_FALSE(base.resolve("ftp://other/x"));
+  CHECK_FALSE(base.resolve("//other/x"));      // network-path reference
+  CHECK_FALSE(base.resolve("ftp://other/x"));  // another scheme
   CHECK_FALSE(base.resolve("http://user@other/"));
   // A path with whitespace or control characters would corrupt the next request line, exactly as
   // in parse().

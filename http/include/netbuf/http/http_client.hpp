@@ -9,13 +9,20 @@
 // Completion: void(ErrorCode, FullHttpResponse), any completion token (a callback,
 // use_awaitable, use_future, deferred). A response of any status completes with no error (check
 // res.status()); errors are the transport's (connection refused...), ChannelErrc::closed (the
-// connection closed before the whole response came) or HttpClientErrc. A bound cancellation slot
-// cancels the request with operation_aborted: terminal and partial cancellation at any time (a
-// request already sent closes its connection, which cannot be reused with a response half
-// read), total cancellation only while the request waits for a connection (nothing was sent).
+// connection closed before the whole response came), HttpClientErrc, or, for https, the SslErrc
+// that failed the TLS handshake (unknownCa, hostnameMismatch, certificateExpired...). A bound
+// cancellation slot cancels the request with operation_aborted: terminal and partial cancellation
+// at any time (a request already sent closes its connection, which cannot be reused with a response
+// half read), total cancellation only while the request waits for a connection (nothing was sent).
 //
-// Connections: a pool per host:port, with keep-alive (a connection whose response allowed it goes
-// back to the pool; idle ones are closed after Options::idleTimeout), at most
+// HTTPS: an https:// URL (port 443 by default) connects with an SslHandler at the head of the
+// connection's pipeline, made by Options::tls (a client SslContext) for the URL's host and port:
+// the server's certificate must chain to the context's trusted roots and name that host. Without
+// Options::tls the client makes one SslContext::forClient() (the system's trusted roots,
+// verification on) the first time it needs one, and uses it for every https host after.
+//
+// Connections: a pool per scheme, host and port, with keep-alive (a connection whose response
+// allowed it goes back to the pool; idle ones are closed after Options::idleTimeout), at most
 // Options::maxConnectionsPerHost open per host (more requests wait for one), and, with
 // Options::pipelining, up to Options::maxPipelineDepth requests in flight per connection.
 // Responses may be chunked, Content-Length framed or close-delimited; a response to HEAD has no
@@ -37,6 +44,7 @@
 #include <netbuf/codec/http/http_object.hpp>
 #include <netbuf/http/http_client_errc.hpp>
 #include <netbuf/http/http_url.hpp>
+#include <netbuf/tls/ssl_context.hpp>
 #include <netbuf/transport/detail/async_op.hpp>
 #include <netbuf/transport/error_code.hpp>
 #include <netbuf/transport/event_loop.hpp>
@@ -66,6 +74,9 @@ class HttpClient {
     int maxRedirects = 5;
     std::string userAgent = "netbuf";  ///< empty: no user-agent field
     ChannelOptions channel;
+    /// The client SslContext of https connections (SslContext::forClient: whom to trust, client
+    /// certificates, ALPN...). nullptr: a default SslContext::forClient(), made once per client.
+    std::shared_ptr<SslContext> tls;
   };
   using Completion = std::function<void(ErrorCode, FullHttpResponse)>;
 

@@ -1,14 +1,15 @@
 #pragma once
 // HttpClientErrc: why an HttpClient request failed, as the ErrorCode of its completion. Errors of
 // the transport (connection refused, reset) arrive as Asio's codes; a connection that closed
-// before the whole response arrived is ChannelErrc::closed.
+// before the whole response arrived is ChannelErrc::closed; a TLS handshake that failed is its
+// SslErrc.
 
 #include <system_error>
 
 namespace netbuf {
 
 enum class HttpClientErrc : int {
-  /// The URL is not "http://host[:port][/path]" (https and other schemes included).
+  /// The URL is not "http://host[:port][/path]" or "https://..." (other schemes included).
   invalidUrl = 1,
   /// The response broke HTTP/1.1 (the decoder's HttpDecoderError); the connection was closed.
   malformedResponse,

@@ -24,7 +24,8 @@
 // for the path but not the method: 405 with Allow. HEAD is answered by the GET route with the body
 // left out (the response keeps its Content-Length). A handler that throws gets a 500.
 //
-// Per connection (pipeline "http-idle", "http-decoder", "http-server"):
+// Per connection (pipeline "http-idle", "http-decoder", "http-server"; with Options::tls, bind()
+// puts "tls", an SslHandler, in front of them: HTTPS):
 //  - requests are aggregated (HttpObjectAggregator, Options::maxContentLength; "Expect:
 //    100-continue" is answered "100 Continue" before the body is read, or 413 / 417);
 //  - keep-alive follows HTTP/1.0 and 1.1 rules (Connection: close / keep-alive); a response to a
@@ -56,6 +57,7 @@
 #include <memory>
 #include <netbuf/codec/http/http_decoder_options.hpp>
 #include <netbuf/codec/http/http_object.hpp>
+#include <netbuf/tls/ssl_context.hpp>
 #include <netbuf/transport/bootstrap.hpp>
 #include <netbuf/transport/channel_pipeline.hpp>
 #include <netbuf/transport/event_loop.hpp>
@@ -116,6 +118,11 @@ class HttpServer {
     std::chrono::milliseconds requestHeadTimeout{30'000};
     std::size_t maxPendingResponses = 64;  ///< coroutine responses in flight
     std::string serverName;                ///< "server" field when not empty
+    /// A server SslContext (SslContext::forServer): bind()'s connections run TLS, each with
+    /// tls->newHandler() at the head of its pipeline (give the context alpnProtocols
+    /// {"http/1.1"} to answer clients that offer ALPN). nullptr: plain HTTP. install() leaves it
+    /// to the caller.
+    std::shared_ptr<SslContext> tls;
   };
 
   HttpServer();
