@@ -18,6 +18,7 @@
 #include <netbuf/codec/redis/resp_writer.hpp>
 #include <netbuf/redis/redis_keyspace.hpp>
 #include <netbuf/redis/redis_session.hpp>
+#include <netbuf/tls/ssl_handler.hpp>
 #include <netbuf/transport/bootstrap.hpp>
 #include <netbuf/transport/channel_group.hpp>
 #include <netbuf/transport/channel_handler.hpp>
@@ -771,6 +772,7 @@ class RedisConnection final : public ChannelHandler {
 namespace {
 
 void installConnection(const std::shared_ptr<detail::RedisServerState>& state, SocketChannel& ch) {
+  if (state->options.tls) ch.pipeline().addFirst("tls", state->options.tls->newHandler());
   const auto idle = state->options.idleTimeout;
   if (idle.count() > 0) {
     ch.pipeline().addLast("redis-idle",

@@ -18,11 +18,12 @@
 //     auto channel = server.bind(group, "127.0.0.1", 6379);
 //
 // Per connection, one handler ("redis-server", behind "redis-idle" when Options::idleTimeout is
-// set) drives a RedisRequestDecoder directly (no pipeline hop per command) and keeps the
-// connection's RedisSession. Each read is one batch: the commands decoded from it run in order
-// and all their replies go into one output buffer, written and flushed once when the read ends.
-// Each reply is written in the protocol the session has when its command runs, so a HELLO 3 in
-// the middle of a pipeline switches the replies that follow it. Like redis-server:
+// set, and behind "tls", an SslHandler, when Options::tls is) drives a RedisRequestDecoder directly
+// (no pipeline hop per command) and keeps the connection's RedisSession. Each read is one batch:
+// the commands decoded from it run in order and all their replies go into one output buffer,
+// written and flushed once when the read ends. Each reply is written in the protocol the session
+// has when its command runs, so a HELLO 3 in the middle of a pipeline switches the replies that
+// follow it. Like redis-server:
 //  - a RedisProtocolError answers "-ERR <what()>\r\n" after the replies to the commands before it,
 //    and the connection closes once that is written;
 //  - a command that sets session.closeAfterReply (QUIT) is the batch's last: the commands after
@@ -85,6 +86,7 @@
 #include <cstdint>
 #include <memory>
 #include <netbuf/codec/redis/redis_decoder_options.hpp>
+#include <netbuf/tls/ssl_context.hpp>
 #include <netbuf/transport/event_loop.hpp>
 #include <netbuf/transport/server_channel.hpp>
 #include <netbuf/transport/socket_channel.hpp>
@@ -124,6 +126,9 @@ class RedisServer {
     std::chrono::milliseconds idleTimeout{0};
     /// Options of the accepted sockets (TCP_NODELAY is on by default).
     ChannelOptions channel;
+    /// A server SslContext (SslContext::forServer): every connection runs TLS, with
+    /// tls->newHandler() at the head of its pipeline (redis-cli --tls). nullptr: plain TCP.
+    std::shared_ptr<SslContext> tls;
   };
 
   RedisServer();
