@@ -88,6 +88,11 @@ constexpr OptionSpec kServeEchoOptions[] = {
      "the server: 'netbuf' (netbuf's transport) or 'asio' (a hand-written\nplain Boost.Asio "
      "server, the floor netbuf is measured against)",
      "netbuf"},
+    {"--tls-cert", "FILE",
+     "serve TLS with this certificate chain (PEM, the leaf first);\nwith --tls-key"},
+    {"--tls-key", "FILE", "the private key of --tls-cert (PEM)"},
+    {"--tls-client-ca", "FILE",
+     "with --tls-cert: require client certificates issued by the CAs\nin FILE (PEM): mutual TLS"},
 };
 
 constexpr OptionSpec kServeRpcOptions[] = {
@@ -102,6 +107,11 @@ constexpr OptionSpec kServeHttpOptions[] = {
     {"--threads", "T", "I/O threads, 1..1024", "1"},
     {"--root", "DIR", "serve DIR's files under /files/"},
     {"--max-content-length", "N", "largest request body; K/M suffixes are binary", "1M"},
+    {"--tls-cert", "FILE",
+     "serve TLS with this certificate chain (PEM, the leaf first);\nwith --tls-key"},
+    {"--tls-key", "FILE", "the private key of --tls-cert (PEM)"},
+    {"--tls-client-ca", "FILE",
+     "with --tls-cert: require client certificates issued by the CAs\nin FILE (PEM): mutual TLS"},
 };
 
 constexpr OptionSpec kServeRedisOptions[] = {
@@ -113,12 +123,19 @@ constexpr OptionSpec kServeRedisOptions[] = {
      "1"},
     {"--maxclients", "N", "connections open at once (Redis's maxclients); none by default"},
     {"--timeout", "S", "close connections idle for S seconds (Redis's timeout); 0: never", "0"},
+    {"--tls-cert", "FILE",
+     "serve TLS with this certificate chain (PEM, the leaf first);\nwith --tls-key"},
+    {"--tls-key", "FILE", "the private key of --tls-cert (PEM)"},
+    {"--tls-client-ca", "FILE",
+     "with --tls-cert: require client certificates issued by the CAs\nin FILE (PEM): mutual TLS"},
 };
 
 constexpr Subcommand kServe[] = {
     {"echo", "an echo server (TCP, Unix domain socket or UDP) until SIGINT/SIGTERM",
      "Prints 'listening on ADDR:PORT' (or 'listening on unix:PATH', 'listening on\n"
-     "udp:ADDR:PORT') first, on one line; on SIGINT or SIGTERM stops and prints what it served.",
+     "udp:ADDR:PORT') first, on one line; on SIGINT or SIGTERM stops and prints what it served.\n"
+     "With --tls-cert and --tls-key every connection runs TLS (TCP or --unix, --impl netbuf):\n"
+     "an SslHandler first in its pipeline, the echo behind it.",
      kServeEchoOptions, runServeEcho},
     {"rpc", "the demo MessagePack-RPC server until SIGINT/SIGTERM",
      "Prints 'listening on ADDR:PORT' first, on one line. Methods:\n"
@@ -133,14 +150,16 @@ constexpr Subcommand kServe[] = {
      "  GET  /           Hello, World! (text/plain)\n"
      "  POST /echo       the request body\n"
      "  GET  /files/REL  DIR/REL with --root DIR (no path leaves DIR)\n"
-     "  anything else    404",
+     "  anything else    404\n"
+     "With --tls-cert and --tls-key it serves HTTPS instead (ALPN: http/1.1).",
      kServeHttpOptions, runServeHttp},
     {"redis", "the Redis server (RESP2 and RESP3, in memory) until SIGINT/SIGTERM",
      "Prints 'listening on ADDR:PORT' first, on one line. Strings, lists, sets, hashes and\n"
      "sorted sets with expiry, for redis-cli, redis-benchmark and Redis client libraries;\n"
      "nothing is persisted. With --threads T > 1 each thread owns the keys of its shard:\n"
      "commands whose keys span shards run split (MGET, MSET, DEL, EXISTS...) or are refused\n"
-     "with -CROSSSLOT, as in Redis Cluster; keys sharing a {hash tag} share a shard.",
+     "with -CROSSSLOT, as in Redis Cluster; keys sharing a {hash tag} share a shard.\n"
+     "With --tls-cert and --tls-key every connection runs TLS (redis-cli --tls).",
      kServeRedisOptions, runServeRedis},
 };
 
@@ -158,6 +177,13 @@ constexpr OptionSpec kLoadEchoOptions[] = {
     {"--server-pid", "PID",
      "also report the CPU time process PID (the server) used in\nthe measured window, and per "
      "message (Linux /proc)"},
+    {"--tls", "",
+     "connect with TLS (netbuf's SslHandler in each connection's\npipeline), verifying the "
+     "server against the system's CAs"},
+    {"--cacert", "FILE", "with --tls: trust the CA certificates in FILE (PEM) instead"},
+    {"--insecure", "",
+     "with --tls: do not verify the server's certificate (encrypted,\nnot authenticated; a "
+     "warning goes to stderr)"},
     {"--json", "", "one JSON object on stdout instead of the table"},
     {"--progress", "",
      "a progress line on stderr every 0.5 s (elapsed / total\nseconds, msgs/s and MB/s since "
@@ -183,7 +209,8 @@ constexpr Subcommand kLoad[] = {
      "Each connection keeps W messages of N bytes in flight, sending one more for every one\n"
      "echoed back. Prints messages/s, MB/s (echoed payload, 1 MB = 1e6 bytes) and\n"
      "p50/p99/p999/max latency (send to last byte back). Exits 1 when any error or mismatch\n"
-     "occurred or no message completed.",
+     "occurred or no message completed. With --tls each connection completes its TLS\n"
+     "handshake before the clock starts; a failed handshake counts as an error.",
      kLoadEchoOptions, runLoadEcho},
     {"rpc", "drive a 'netbuf serve rpc' server and report calls/s and latency",
      "Each connection keeps W calls in flight, issuing one more for every one completed:\n"
@@ -239,29 +266,40 @@ constexpr Subcommand kJson[] = {
 // ---- http
 
 constexpr OptionSpec kHttpGetOptions[] = {
-    {"URL", "", "http://host[:port]/path", {}, true},
+    {"URL", "", "http://host[:port]/path or https://host[:port]/path", {}, true},
     {"--output", "FILE", "write the body to FILE instead of stdout"},
     {"-o", "FILE", "the same as --output"},
     {"--timeout", "S", "seconds to wait for the response", "30"},
     {"--location", "", "follow redirects (at most 5)"},
+    {"--cacert", "FILE", "https: trust the CA certificates in FILE (PEM) instead of the\nsystem's"},
+    {"--insecure", "",
+     "https: do not verify the server's certificate (encrypted, not\nauthenticated; a warning "
+     "goes to stderr)"},
 };
 
 constexpr OptionSpec kHttpPostOptions[] = {
-    {"URL", "", "http://host[:port]/path", {}, true},
+    {"URL", "", "http://host[:port]/path or https://host[:port]/path", {}, true},
     {"--data", "DATA", "the body: the text DATA, or @FILE for FILE's bytes", {}, true},
     {"--content-type", "TYPE", "the body's media type", "application/octet-stream"},
     {"--output", "FILE", "write the response body to FILE instead of stdout"},
     {"-o", "FILE", "the same as --output"},
     {"--timeout", "S", "seconds to wait for the response", "30"},
     {"--location", "", "follow redirects (at most 5)"},
+    {"--cacert", "FILE", "https: trust the CA certificates in FILE (PEM) instead of the\nsystem's"},
+    {"--insecure", "",
+     "https: do not verify the server's certificate (encrypted, not\nauthenticated; a warning "
+     "goes to stderr)"},
 };
 
 constexpr Subcommand kHttp[] = {
     {"get", "GET a URL: the body on stdout, the status line on stderr",
-     "Exits 0 on a 2xx response, 1 otherwise (another status, a connection or protocol error).",
+     "Exits 0 on a 2xx response, 1 otherwise (another status, a connection or protocol error).\n"
+     "https URLs: the server's certificate must chain to the system's CAs (or --cacert's) and\n"
+     "name the URL's host; a handshake that fails is reported with its reason.",
      kHttpGetOptions, runHttpGet},
     {"post", "POST a body to a URL: the response body on stdout, the status line on stderr",
-     "Exits 0 on a 2xx response, 1 otherwise.", kHttpPostOptions, runHttpPost},
+     "Exits 0 on a 2xx response, 1 otherwise. https URLs as for get.", kHttpPostOptions,
+     runHttpPost},
 };
 
 constexpr Command kTable[] = {

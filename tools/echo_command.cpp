@@ -16,12 +16,14 @@
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/codec/json/json_stream_writer.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
+#include <netbuf/tls/ssl_context.hpp>
 
 #include "asio_echo_server.hpp"
 #include "commands.hpp"
 #include "echo_load.hpp"
 #include "netbuf_echo_server.hpp"
 #include "stop_signals.hpp"
+#include "tls_options.hpp"
 
 namespace netbuf::tools {
 namespace {
@@ -74,6 +76,11 @@ int runServeEcho(const ParsedOptions& options) {
   if ((!opt.unixPath.empty() || opt.udp) && impl != EchoImpl::Netbuf)
     throw UsageError("--unix and --udp are served by --impl netbuf only");
   if (!opt.unixPath.empty() && opt.udp) throw UsageError("--unix and --udp exclude each other");
+  const bool tls =
+      options.given("--tls-cert") || options.given("--tls-key") || options.given("--tls-client-ca");
+  if (tls && (opt.udp || impl != EchoImpl::Netbuf))
+    throw UsageError("TLS is served over TCP and Unix domain sockets by --impl netbuf only");
+  opt.tls = serverTlsContext(options);
 
   const sigset_t signals = blockStopSignals();  // before the server's threads exist
 
@@ -117,6 +124,11 @@ int runLoadEcho(const ParsedOptions& options) {
   opt.threads = options.count("--threads");
   if (options.given("--server-pid"))
     opt.serverPid = static_cast<int>(options.count("--server-pid", 1, INT32_MAX));
+  if (options.flag("--tls")) {
+    opt.tls = clientTlsContext(options);
+  } else if (options.given("--cacert") || options.flag("--insecure")) {
+    throw UsageError("--cacert and --insecure go with --tls");
+  }
   const bool json = options.flag("--json");
   const bool progress = options.flag("--progress");
   if (const std::string why = opt.validate(); !why.empty()) throw UsageError(why);
@@ -144,8 +156,9 @@ int runLoadEcho(const ParsedOptions& options) {
   if (json) {
     std::printf("%s\n", echoJson(opt, r).c_str());
   } else {
-    std::printf("echo load against %s:%u, %.1f s measured after %.1f s warmup\n\n",
-                opt.host.c_str(), static_cast<unsigned>(opt.port), r.seconds, opt.warmupSeconds);
+    std::printf("echo load against %s:%u%s, %.1f s measured after %.1f s warmup\n\n",
+                opt.host.c_str(), static_cast<unsigned>(opt.port), opt.tls ? " over TLS" : "",
+                r.seconds, opt.warmupSeconds);
     std::printf("%s\n%s\n", echoTableHeader().c_str(), echoTableRow(opt, r).c_str());
     if (r.clientCpuSeconds >= 0 && r.seconds > 0) {
       std::printf("\nCPU in the window: client %.2f s (%.2f cores)", r.clientCpuSeconds,

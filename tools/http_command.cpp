@@ -13,11 +13,13 @@
 #include <fstream>
 #include <future>
 #include <netbuf/netbuf.hpp>
+#include <netbuf/tls/ssl_context.hpp>
 #include <string>
 
 #include "bench_http.hpp"
 #include "commands.hpp"
 #include "stop_signals.hpp"
+#include "tls_options.hpp"
 
 namespace netbuf::tools {
 
@@ -27,6 +29,8 @@ int runServeHttp(const ParsedOptions& options) {
   const std::size_t threads = options.count("--threads", 1, 1024);
   HttpServer::Options opt;
   opt.maxContentLength = options.bytes("--max-content-length");
+  // ALPN: a client that offers protocols (curl, browsers) learns it speaks HTTP/1.1 here.
+  opt.tls = serverTlsContext(options, {"http/1.1"});
   std::optional<std::filesystem::path> root;
   if (options.given("--root")) {
     root = options.text("--root");
@@ -77,6 +81,10 @@ int runRequest(const ParsedOptions& options, HttpMethod method, ByteBuf body) {
     opt.requestTimeout =
         std::chrono::milliseconds(static_cast<std::int64_t>(options.seconds("--timeout") * 1000));
     opt.followRedirects = options.flag("--location");
+    const std::optional<HttpUrl> parsed = HttpUrl::parse(url);
+    if ((parsed && parsed->isHttps()) || options.given("--cacert") || options.flag("--insecure")) {
+      opt.tls = clientTlsContext(options);
+    }
     HttpClient client(group, opt);
     FullHttpRequest req(method, "/", std::move(body));
     if (method == HttpMethod::POST) {

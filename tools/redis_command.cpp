@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "stop_signals.hpp"
+#include "tls_options.hpp"
 
 namespace netbuf::tools {
 
@@ -20,6 +21,7 @@ int runServeRedis(const ParsedOptions& options) {
   if (options.given("--maxclients")) opt.maxClients = options.count("--maxclients", 1);
   opt.idleTimeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(options.seconds("--timeout") * 1000));
+  opt.tls = serverTlsContext(options);
 
   const sigset_t signals = blockStopSignals();  // before the loops' threads exist
 

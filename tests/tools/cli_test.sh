@@ -71,6 +71,17 @@ expect 2 '^$' '^netbuf serve echo: --unix and --udp exclude each other$' serve e
 expect 2 '^$' '^netbuf serve echo: --unix and --udp are served by --impl netbuf only$' serve echo --udp --impl asio
 expect 2 '^$' "^netbuf serve rpc: invalid value '70000' for --port \(a port in 0..65535\)$" serve rpc --port 70000
 expect 2 '^$' "^netbuf json pretty: unknown option '--indent'$" json pretty --indent
+# TLS options that do not go together (checked before any file is read).
+expect 2 '^$' '^netbuf serve echo: --tls-cert and --tls-key are given together$' serve echo --tls-cert /nonexistent
+expect 2 '^$' '^netbuf serve http: --tls-cert and --tls-key are given together$' serve http --tls-key /nonexistent
+expect 2 '^$' '^netbuf serve redis: --tls-client-ca needs --tls-cert and --tls-key$' serve redis --tls-client-ca /nonexistent
+expect 2 '^$' '^netbuf serve echo: TLS is served over TCP and Unix domain sockets by --impl netbuf only$' serve echo --udp --tls-cert /a --tls-key /b
+expect 2 '^$' '^netbuf serve echo: TLS is served over TCP and Unix domain sockets by --impl netbuf only$' serve echo --impl asio --tls-cert /a --tls-key /b
+expect 2 '^$' '^netbuf load echo: --cacert and --insecure go with --tls$' load echo --port 1 --insecure
+expect 2 '^$' '^netbuf load echo: --cacert and --insecure exclude each other$' load echo --port 1 --tls --insecure --cacert /a
+expect 2 '^$' '^netbuf http get: --cacert and --insecure exclude each other$' http get https://localhost/ --insecure --cacert /a
+# A certificate that does not load: the command fails (1) naming the file.
+expect 1 '^$' '^netbuf serve http: .*/nonexistent' serve http --tls-cert /nonexistent --tls-key /nonexistent
 
 # The help texts carry no history: no issue numbers, no dated or third-party figures.
 all_help=$("$netbuf" help; while read -r c s; do "$netbuf" "$c" "$s" --help; done <<<"$subcommands")

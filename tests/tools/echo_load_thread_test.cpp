@@ -10,6 +10,9 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 #include <netbuf/codec/json/json_parser.hpp>
+#include <netbuf/tls/ssl_context.hpp>
+
+#include "support/test_certificates.hpp"
 
 #include <algorithm>
 #include <boost/asio/connect.hpp>
@@ -419,6 +422,69 @@ TEST_CASE("NetbufEchoServer: carries the load client's traffic exactly, then sto
   server.stop();  // idempotent
   CHECK_FALSE(server.running());
   CHECK(server.port() == 0);
+}
+
+TEST_CASE(
+    "NetbufEchoServer and EchoLoad over TLS: verified, refused without the CA, mid-run stop") {
+  const netbuf::test::TestCa ca("echo load CA");
+  const netbuf::test::TestKeyPair cert = ca.issue(netbuf::test::CertificateSpec{});
+  netbuf::SslContext::Options serverTls;
+  serverTls.certificateChainPem = cert.chainPem;
+  serverTls.privateKeyPem = cert.keyPem;
+  netbuf::tools::AsioEchoServerOptions so;
+  so.tls = netbuf::SslContext::forServer(serverTls);
+  netbuf::tools::NetbufEchoServer server(so);
+  server.start();
+  netbuf::SslContext::Options clientTls;
+  clientTls.trustedCaPem = ca.certPem();
+  const auto trusting = netbuf::SslContext::forClient(clientTls);
+
+  struct Shape {
+    std::size_t connections, size, window, threads;
+  };
+  for (Shape shape : {Shape{4, 128, 8, 2}, Shape{2, 16384, 2, 1}, Shape{1, 200 * 1024, 1, 1}}) {
+    CAPTURE(shape.size);
+    EchoLoadOptions opt = loadOptions(server.port(), shape.connections, shape.window, 0.3, 0.1);
+    opt.messageSize = shape.size;
+    opt.threads = shape.threads;
+    opt.tls = trusting;
+    EchoLoad load(opt);
+    const EchoLoadResult r = load.run();
+    checkSane(r);
+    CHECK(r.connectionsOpened == shape.connections);
+  }
+  CHECK(server.connectionsAccepted() == 7);
+  CHECK(server.bytesEchoed() > 0);
+
+  // A client that trusts only the system's roots refuses the server: every handshake fails, the
+  // run ends at once with the reason.
+  {
+    EchoLoadOptions opt = loadOptions(server.port(), 2, 1, 5, 0);
+    opt.tls = netbuf::SslContext::forClient();
+    EchoLoad load(opt);
+    const auto t0 = std::chrono::steady_clock::now();
+    const EchoLoadResult r = load.run();
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(4));
+    CHECK(r.connectionsOpened == 0);
+    CHECK(r.errors == 2);
+    CHECK(r.messages == 0);
+    CHECK(r.firstError.find("TLS handshake: ") == 0);
+    CHECK(r.firstError.find("trusted root") != std::string::npos);
+  }
+
+  // The server going away mid-run fails every connection; the run ends early, errors counted.
+  {
+    EchoLoadOptions opt = loadOptions(server.port(), 3, 4, 30, 0);
+    opt.tls = trusting;
+    EchoLoad load(opt);
+    const EchoLoadResult r =
+        runInterrupted(load, std::chrono::milliseconds(300), [&] { server.stop(); });
+    INFO("first error: " << r.firstError);
+    CHECK(r.seconds < 10);
+    CHECK(r.errors == 3);
+    CHECK(r.mismatches == 0);
+    CHECK(r.messages > 0);
+  }
 }
 
 // ---- progress reporting (EchoLoadOptions::onProgress)

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # `netbuf serve echo` over each transport it offers, each driven by a peer written with Python's
-# socket module: TCP, a Unix domain socket (--unix), UDP (--udp). Usage: serve_echo_test.sh NETBUF_BINARY
+# socket module: TCP, a Unix domain socket (--unix), UDP (--udp); then TLS (--tls-cert, --tls-key
+# with a throwaway self-signed certificate) driven by `openssl s_client` and `netbuf load echo
+# --tls` (verifying with --cacert, refused without it, --insecure). A missing peer fails the test.
+# Usage: serve_echo_test.sh NETBUF_BINARY
 set -euo pipefail
 netbuf=$1
 here=$(cd "$(dirname "$0")" && pwd)
 peer=$here/../transport/unix_peer.py
 python=${NETBUF_PYTHON:-python3}
 command -v "$python" >/dev/null || { echo "FAIL: no $python to run the peer (apt-get install python3)"; exit 1; }
+command -v openssl >/dev/null || { echo "FAIL: no openssl to run the TLS peer (apt-get install openssl)"; exit 1; }
 tmp=$(mktemp -d)
 server_pid=
 cleanup() {
@@ -83,3 +87,35 @@ wait "$server_pid"
 server_pid=
 grep -q '^stopped (SIGTERM); 50 datagram(s) echoed' "$tmp/out" || { cat "$tmp/out"; exit 1; }
 echo "ok: udp"
+
+# TLS: a self-signed certificate for localhost and 127.0.0.1 (its own CA for the clients).
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
+  -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$tmp/tls.key" -out "$tmp/tls.pem" \
+  2>"$tmp/openssl.log" || { echo "FAIL: openssl req"; cat "$tmp/openssl.log"; exit 1; }
+start --port 0 --tls-cert "$tmp/tls.pem" --tls-key "$tmp/tls.key"
+port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/out")
+# s_client ends at the end of its input: the pause lets the echo come back first.
+got=$( (printf 'hello over tls\n'; sleep 2) | timeout 20 openssl s_client -connect "127.0.0.1:$port" \
+  -servername localhost -CAfile "$tmp/tls.pem" -verify_return_error 2>&1) ||
+  { echo "FAIL: openssl s_client exited $?"; echo "$got"; exit 1; }
+grep -q '^hello over tls$' <<<"$got" || { echo "FAIL: no echo through s_client"; echo "$got"; exit 1; }
+grep -q 'Verify return code: 0 (ok)' <<<"$got" || { echo "FAIL: s_client did not verify"; echo "$got"; exit 1; }
+echo "ok: tls (openssl s_client)"
+
+load() { timeout 30 "$netbuf" load echo --port "$port" --tls --connections 2 --window 4 \
+  --duration 0.3 --warmup 0.1 "$@"; }
+load --cacert "$tmp/tls.pem" >"$tmp/load" 2>&1 || { echo "FAIL: load echo --tls --cacert"; cat "$tmp/load"; exit 1; }
+grep -q 'over TLS' "$tmp/load" || { echo "FAIL: load echo --tls says nothing of TLS"; cat "$tmp/load"; exit 1; }
+if load >"$tmp/load" 2>&1; then echo "FAIL: load echo --tls without the CA succeeded"; cat "$tmp/load"; exit 1; fi
+grep -q 'first error: TLS handshake: .*trusted root' "$tmp/load" ||
+  { echo "FAIL: load echo --tls without the CA: no reason given"; cat "$tmp/load"; exit 1; }
+load --insecure >"$tmp/load" 2>&1 || { echo "FAIL: load echo --tls --insecure"; cat "$tmp/load"; exit 1; }
+grep -q 'warning: --insecure' "$tmp/load" || { echo "FAIL: --insecure without a warning"; cat "$tmp/load"; exit 1; }
+echo "ok: tls (netbuf load echo --tls)"
+
+kill -TERM "$server_pid"
+wait "$server_pid" || { echo "FAIL: serve echo exited $?"; cat "$tmp/out"; exit 1; }
+server_pid=
+# s_client, then 2 connections for each of the three loads (those refused were accepted first).
+grep -q '^stopped (SIGTERM); 7 connection(s) served' "$tmp/out" || { echo "FAIL: unexpected output"; cat "$tmp/out"; exit 1; }
+echo "ok: tls stopped"

@@ -30,6 +30,10 @@
 
 #include "echo_server_stats.hpp"
 
+namespace netbuf {
+class SslContext;
+}  // namespace netbuf
+
 namespace netbuf::tools {
 
 struct AsioEchoServerOptions {
@@ -40,6 +44,9 @@ struct AsioEchoServerOptions {
   std::string unixPath;
   /// NetbufEchoServer only: echo UDP datagrams on address:port (a DatagramChannel) instead.
   bool udp = false;
+  /// NetbufEchoServer only: a server SslContext; every connection runs TLS, with
+  /// tls->newHandler() first in its pipeline (the echo handler sees plaintext). Not with udp.
+  std::shared_ptr<SslContext> tls;
 };
 
 class AsioEchoServer : public EchoServerCounters {

@@ -7,6 +7,12 @@
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/codec/json/json_stream_writer.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
+#include <netbuf/tls/ssl_context.hpp>
+#include <netbuf/tls/ssl_handler.hpp>
+#include <netbuf/tls/ssl_handshake_completion_event.hpp>
+#include <netbuf/transport/bootstrap.hpp>
+#include <netbuf/transport/channel_error.hpp>
+#include <netbuf/transport/channel_handler_context.hpp>
 
 #include <algorithm>
 #include <boost/asio/connect.hpp>
@@ -14,6 +20,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
 #include <cmath>
@@ -21,8 +28,10 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <future>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -78,14 +87,24 @@ std::size_t roundUpPow2(std::size_t n) {
   return p;
 }
 
-/// One client connection; lives on (and is only touched by) its worker's thread.
-struct Conn {
+struct Worker;
+
+/// One client connection; lives on (and, once the run starts, is only touched by) its worker's
+/// thread. Plain TCP: an Asio socket. TLS: a netbuf channel whose pipeline is an SslHandler and
+/// an EchoLoadHandler; the connection is the WriteListener of its writes.
+struct Conn final : WriteListener {
+  Worker* worker;
   tcp::socket socket;
   // W' = min(W, batch limit) message images, written in place: only sequence numbers change.
   std::unique_ptr<std::uint8_t[]> sendBuf;
   std::size_t batchMessages = 0;
-  std::unique_ptr<std::uint8_t[]> recvBuf;
+  std::unique_ptr<std::uint8_t[]> recvBuf;  // plain TCP only
   std::size_t recvCap = 0;
+  // TLS: after sendBuf, so that the channel (whose SslHandler may still hold a view of sendBuf)
+  // goes first. The handshake's outcome goes to run(), which waits for it before the clock starts.
+  std::shared_ptr<SocketChannel> channel;
+  std::promise<ErrorCode> handshake;
+  std::future<ErrorCode> handshakeDone = handshake.get_future();
   std::unique_ptr<std::int64_t[]> sendTimes;  // ring, indexed by sequence & timeMask
   std::size_t timeMask = 0;
   std::uint64_t nextSendSeq = 0;
@@ -96,15 +115,38 @@ struct Conn {
   bool writing = false;
   bool closed = false;
 
-  explicit Conn(asio::io_context& ioc) : socket(ioc) {}
+  Conn(Worker& w, asio::io_context& ioc) : worker(&w), socket(ioc) {}
+  /// TLS: a write (startWrite's) went out, or failed.
+  void operationComplete(std::error_code ec) noexcept override;
 };
 
 struct Worker {
-  asio::io_context ioc{1};
-  asio::steady_timer timer{ioc};
+  /// Plain TCP: an io_context of the worker's own, run by its thread. TLS (with a loop): one
+  /// EventLoop of a group of the worker's own, whose thread runs the worker; the worker's thread
+  /// only starts it there and waits for the end.
+  explicit Worker(bool onLoop)
+      : group(onLoop ? std::make_unique<EventLoopGroup>(1) : nullptr),
+        ownIoc(onLoop ? nullptr : std::make_unique<asio::io_context>(1)),
+        loop(onLoop ? &group->loop(0) : nullptr),
+        ioc(onLoop ? loop->context() : *ownIoc),
+        timer(ioc) {}
+  ~Worker() { shutdownLoop(); }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  std::unique_ptr<EventLoopGroup> group;
+  std::unique_ptr<asio::io_context> ownIoc;
+  EventLoop* loop;
+  asio::io_context& ioc;
+  asio::steady_timer timer;
   std::vector<std::unique_ptr<Conn>> conns;
   std::size_t alive = 0;
+  bool started = false;  // loop only (TLS): start() ran; events before it are the handshake's
   bool stopping = false;
+  // TLS: finish() tells the worker's thread, waiting in runOnLoop(), that the run is over.
+  std::mutex finishedMutex;
+  std::condition_variable finishedChanged;
+  bool finished = false;
   // Read-only during the run.
   const std::uint8_t* pattern = nullptr;  // the message image (pattern bytes, header zero)
   std::size_t messageSize = 0;
@@ -124,13 +166,75 @@ struct Worker {
   std::string firstError;
 
   void start();
+  /// TLS: runs start() on the loop and waits until finish() has run there.
+  void runOnLoop();
+  /// TLS: closes what is left and stops the loop (its thread joined). Idempotent.
+  void shutdownLoop();
   void tick();
   void finish();
   void startWrite(Conn& c);
   void startRead(Conn& c);
   void onRead(Conn& c, std::size_t n);
+  /// Checks and counts n echoed bytes; false when they failed the connection (a mismatch).
+  bool consume(Conn& c, const std::uint8_t* p, std::size_t n);
+  /// After the bytes of a read: the messages owed go out (when no write is in flight).
+  void afterRead(Conn& c);
+  void onWritten(Conn& c, std::error_code ec);
+  void close(Conn& c);
   void fail(Conn& c, const std::string& what, bool mismatch);
   void countError(const std::string& what);
+};
+
+void Conn::operationComplete(std::error_code ec) noexcept { worker->onWritten(*this, ec); }
+
+/// TLS: a connection's handler, after its SslHandler. Before the worker starts it only reports
+/// the handshake's outcome (Conn::handshake, which run() waits for on its own thread: nothing
+/// else of the connection or the worker is touched here until then); from then on it hands the
+/// plaintext echoed back to the worker.
+class EchoLoadHandler final : public ChannelHandler {
+ public:
+  EchoLoadHandler(Worker& w, Conn& c) : worker_(w), conn_(c) {}
+
+  void userEventTriggered(ChannelHandlerContext& ctx, Message event) override {
+    if (event.is<SslHandshakeCompletionEvent>()) {
+      report(ErrorCode(event.as<SslHandshakeCompletionEvent>().error));
+    }
+    ctx.fireUserEventTriggered(std::move(event));
+  }
+  void channelRead(ChannelHandlerContext&, Message msg) override {
+    if (!worker_.started || conn_.closed || !msg.is<ByteBuf>()) return;
+    const ByteBuf bytes = msg.take<ByteBuf>();
+    const auto* p = reinterpret_cast<const std::uint8_t*>(bytes.readPtr());
+    if (worker_.consume(conn_, p, bytes.readableBytes())) worker_.afterRead(conn_);
+  }
+  void channelInactive(ChannelHandlerContext& ctx) override {
+    report(ErrorCode(ChannelErrc::closed));  // (closed before the handshake ended)
+    if (worker_.started) worker_.fail(conn_, "read: server closed", false);
+    ctx.fireChannelInactive();
+  }
+  void exceptionCaught(ChannelHandlerContext& ctx, std::exception_ptr e) override {
+    if (!worker_.started) return ctx.close();
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      worker_.fail(conn_, std::string("handler: ") + x.what(), false);
+    } catch (...) {
+      worker_.fail(conn_, "handler: unknown exception", false);
+    }
+  }
+
+  MessageTypes inboundIn() const noexcept override { return typesOf<ByteBuf>(); }
+
+ private:
+  void report(ErrorCode ec) {
+    if (reported_) return;
+    reported_ = true;
+    conn_.handshake.set_value(ec);
+  }
+
+  Worker& worker_;
+  Conn& conn_;
+  bool reported_ = false;
 };
 
 // An error outside any one connection (a handler that threw): counted like a socket error.
@@ -140,7 +244,30 @@ void Worker::countError(const std::string& what) {
   if (firstError.empty()) firstError = what;
 }
 
+/// TLS: connects c on w's loop (SslHandler for options.host and port, then EchoLoadHandler).
+ErrorCode connectTls(Worker& w, Conn& c, const EchoLoadOptions& options) {
+  Worker* worker = &w;
+  Conn* conn = &c;
+  try {
+    c.channel =
+        Bootstrap()
+            .group(*w.group)
+            .connectTimeout(std::chrono::seconds(10))
+            .handler([worker, conn, tls = options.tls, host = options.host,
+                      port = options.port](SocketChannel& ch) {
+              ch.pipeline().addLast("tls", tls->newHandler(host, port));
+              ch.pipeline().addLast("echo-load", std::make_unique<EchoLoadHandler>(*worker, *conn));
+            })
+            .connect(options.host, options.port, asio::use_future)
+            .get();
+  } catch (const boost::system::system_error& e) {
+    return e.code();
+  }
+  return {};
+}
+
 void Worker::start() {
+  started = true;
   for (auto& c : conns) {
     if (c->closed) continue;
     c->owed = window;
@@ -165,16 +292,49 @@ void Worker::tick() {
   });
 }
 
+void Worker::runOnLoop() {
+  loop->execute([this] {
+    try {
+      start();
+    } catch (const std::exception& e) {
+      countError(std::string("start: ") + e.what());
+      finish();
+    }
+  });
+  std::unique_lock<std::mutex> lock(finishedMutex);
+  finishedChanged.wait(lock, [this] { return finished; });
+}
+
+void Worker::shutdownLoop() {
+  if (group == nullptr || group->loop(0).isTerminated()) return;
+  group->shutdownGracefully(std::chrono::milliseconds(0), std::chrono::seconds(5));
+}
+
 void Worker::finish() {
   stopping = true;
   timer.cancel();
   for (auto& c : conns) {
     if (c->closed) continue;
     c->closed = true;
-    boost::system::error_code ignored;
-    c->socket.close(ignored);
+    close(*c);
   }
   alive = 0;
+  if (loop != nullptr) {
+    {
+      const std::lock_guard<std::mutex> lock(finishedMutex);
+      finished = true;
+    }
+    finishedChanged.notify_all();
+  }
+}
+
+void Worker::close(Conn& c) {
+  if (c.channel) {
+    c.channel->close();
+  } else {
+    boost::system::error_code ignored;
+    c.socket.close(ignored);
+  }
 }
 
 void Worker::fail(Conn& c, const std::string& what, bool mismatch) {
@@ -185,9 +345,8 @@ void Worker::fail(Conn& c, const std::string& what, bool mismatch) {
     if (firstError.empty()) firstError = what;
   }
   c.closed = true;
-  boost::system::error_code ignored;
-  c.socket.close(ignored);
-  if (--alive == 0) timer.cancel();  // nothing left to measure: end the run now
+  close(c);
+  if (--alive == 0) finish();  // nothing left to measure: end the run now
 }
 
 void Worker::startWrite(Conn& c) {
@@ -201,6 +360,14 @@ void Worker::startWrite(Conn& c) {
   c.nextSendSeq += k;
   c.owed -= k;
   c.writing = true;
+  if (c.channel) {
+    // No copy: sendBuf is not written again until this write has completed (onWritten).
+    c.channel->writeAndFlush(
+        Unpooled::wrappedUnownedBuffer(std::span<const std::byte>(
+            reinterpret_cast<const std::byte*>(c.sendBuf.get()), k * messageSize)),
+        static_cast<WriteListener*>(&c));
+    return;
+  }
   Conn* conn = &c;
   asio::async_write(c.socket, asio::buffer(c.sendBuf.get(), k * messageSize),
                     [this, conn](const boost::system::error_code& ec, std::size_t) {
@@ -214,7 +381,18 @@ void Worker::startWrite(Conn& c) {
                     });
 }
 
+void Worker::onWritten(Conn& c, std::error_code ec) {
+  if (c.closed) return;
+  c.writing = false;
+  if (ec) {
+    fail(c, "write: " + ec.message(), false);
+    return;
+  }
+  if (c.owed > 0) startWrite(c);
+}
+
 void Worker::startRead(Conn& c) {
+  if (c.channel) return;  // TLS: the channel reads by itself (EchoLoadHandler)
   Conn* conn = &c;
   c.socket.async_read_some(asio::buffer(c.recvBuf.get(), c.recvCap),
                            [this, conn](const boost::system::error_code& ec, std::size_t n) {
@@ -231,9 +409,14 @@ void Worker::startRead(Conn& c) {
 }
 
 void Worker::onRead(Conn& c, std::size_t n) {
+  if (!consume(c, c.recvBuf.get(), n)) return;
+  afterRead(c);
+  startRead(c);
+}
+
+bool Worker::consume(Conn& c, const std::uint8_t* p, std::size_t n) {
   const std::int64_t now = nowNs();
   const bool inWindow = now >= windowStart && now < windowEnd;
-  const std::uint8_t* p = c.recvBuf.get();
   const std::uint8_t* const end = p + n;
   std::uint64_t done = 0;  // whole messages this read completed
   while (p < end) {
@@ -251,7 +434,7 @@ void Worker::onRead(Conn& c, std::size_t n) {
       std::snprintf(what, sizeof what, "mismatch: message %llu differs in bytes [%zu, %zu)",
                     static_cast<unsigned long long>(c.nextRecvSeq), from, to);
       fail(c, what, true);
-      return;
+      return false;
     }
     c.msgOffset += take;
     p += take;
@@ -265,7 +448,7 @@ void Worker::onRead(Conn& c, std::size_t n) {
                     static_cast<unsigned long long>(seq),
                     static_cast<unsigned long long>(c.nextRecvSeq));
       fail(c, what, true);
-      return;
+      return false;
     }
     if (inWindow) {
       const std::int64_t latency = now - c.sendTimes[seq & c.timeMask];
@@ -278,8 +461,11 @@ void Worker::onRead(Conn& c, std::size_t n) {
   }
   // One shared-counter update per read (a batch of messages), for progress reports.
   if (done != 0) completed->fetch_add(done, std::memory_order_relaxed);
+  return true;
+}
+
+void Worker::afterRead(Conn& c) {
   if (!c.writing && c.owed > 0) startWrite(c);
-  startRead(c);
 }
 
 }  // namespace
@@ -336,7 +522,7 @@ EchoLoadResult EchoLoad::run() {
   const std::size_t nWorkers = std::min(o.threads, o.connections);
   std::vector<std::unique_ptr<Worker>> workers;
   for (std::size_t w = 0; w < nWorkers; ++w) {
-    auto worker = std::make_unique<Worker>();
+    auto worker = std::make_unique<Worker>(o.tls != nullptr);
     worker->pattern = pattern.data();
     worker->messageSize = n;
     worker->window = o.window;
@@ -348,13 +534,18 @@ EchoLoadResult EchoLoad::run() {
     workers.push_back(std::move(worker));
   }
 
-  // Connect every connection (blocking, before the clock starts).
+  // Connect every connection (blocking, before the clock starts); TLS connections end their
+  // handshakes before it starts too (below).
   for (std::size_t i = 0; i < o.connections; ++i) {
     Worker& w = *workers[i % nWorkers];
-    auto c = std::make_unique<Conn>(w.ioc);
+    auto c = std::make_unique<Conn>(w, w.ioc);
     boost::system::error_code ec;
-    asio::connect(c->socket, endpoints, ec);
-    if (!ec) c->socket.set_option(tcp::no_delay(true), ec);
+    if (o.tls) {
+      ec = connectTls(w, *c, o);
+    } else {
+      asio::connect(c->socket, endpoints, ec);
+      if (!ec) c->socket.set_option(tcp::no_delay(true), ec);
+    }
     if (ec) {
       w.countError("connect: " + ec.message());
       c->closed = true;
@@ -365,14 +556,39 @@ EchoLoadResult EchoLoad::run() {
     c->sendBuf = std::make_unique<std::uint8_t[]>(batch * n);
     for (std::size_t m = 0; m < batch; ++m)
       std::memcpy(c->sendBuf.get() + m * n, pattern.data(), n);
-    c->recvCap = recvCap;
-    c->recvBuf = std::make_unique<std::uint8_t[]>(recvCap);
+    if (!o.tls) {
+      c->recvCap = recvCap;
+      c->recvBuf = std::make_unique<std::uint8_t[]>(recvCap);
+    }
     const std::size_t ring = roundUpPow2(o.window);
     c->sendTimes = std::make_unique<std::int64_t[]>(ring);
     c->timeMask = ring - 1;
-    ++w.alive;
-    ++result.connectionsOpened;
+    if (!o.tls) {
+      ++w.alive;
+      ++result.connectionsOpened;
+    }
     w.conns.push_back(std::move(c));
+  }
+  if (o.tls) {
+    // The handshakes ran meanwhile; a connection counts as opened once its handshake succeeded.
+    // (The handler's SslHandler fails a handshake after its timeout, so this wait is a backstop.)
+    for (auto& wp : workers) {
+      for (auto& c : wp->conns) {
+        if (c->closed) continue;
+        const ErrorCode ec =
+            c->handshakeDone.wait_for(std::chrono::seconds(60)) == std::future_status::ready
+                ? c->handshakeDone.get()
+                : ErrorCode(asio::error::timed_out);
+        if (ec) {
+          wp->countError("TLS handshake: " + ec.message());
+          c->closed = true;
+          c->channel->close();
+          continue;
+        }
+        ++wp->alive;
+        ++result.connectionsOpened;
+      }
+    }
   }
 
   const std::int64_t start = nowNs();
@@ -394,6 +610,15 @@ EchoLoadResult EchoLoad::run() {
     w->windowStart = windowStart;
     w->windowEnd = windowEnd;
     threads.emplace_back([w, &runningMutex, &runningChanged, &running] {
+      if (w->loop != nullptr) {
+        w->runOnLoop();  // TLS: the worker runs on its loop; exceptions stay there
+        {
+          const std::lock_guard<std::mutex> lock(runningMutex);
+          --running;
+        }
+        runningChanged.notify_all();
+        return;
+      }
       // No exception leaves the thread: a failing handler is reported and the loop goes on.
       try {
         w->start();
@@ -499,6 +724,8 @@ EchoLoadResult EchoLoad::run() {
   }
   for (auto& t : threads) t.join();
   const std::int64_t finished = nowNs();
+  // TLS: nothing runs on the workers' loops any more from here on (their threads are joined).
+  for (auto& w : workers) w->shutdownLoop();
   if (cpuSampler.joinable()) cpuSampler.join();
   if (o.onProgress && !progressError) {
     try {

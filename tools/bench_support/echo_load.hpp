@@ -22,7 +22,9 @@
 //
 // Threads: run() blocks; the connections are spread round robin over `threads` io_contexts, each
 // run by its own thread with its own statistics (merged at the end), so the hot path takes no lock
-// and allocates nothing per message. stop() may be called from any thread to end a run early.
+// and allocates nothing per message. With TLS (EchoLoadOptions::tls) each of those is the one
+// EventLoop of a group of its own instead, and the connections are netbuf channels on it. stop()
+// may be called from any thread to end a run early.
 //
 // Progress: every connection thread adds the messages a read completed to one relaxed atomic
 // counter (one fetch_add per completed read, not per message), which any thread may sample with
@@ -34,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,7 +44,8 @@
 
 namespace netbuf {
 class JsonStreamWriter;
-}
+class SslContext;
+}  // namespace netbuf
 
 namespace netbuf::tools {
 
@@ -79,6 +83,11 @@ struct EchoLoadOptions {
   /// (negative: unknown). Called on a thread of run() at the window's start and end; should not
   /// throw (if it does, the server's CPU time is left unmeasured).
   std::function<double()> serverCpuClock;
+  /// A client SslContext: every connection runs TLS, through a netbuf channel whose pipeline
+  /// starts with tls->newHandler(host, port) (instead of a plain Asio socket), and its handshake
+  /// completes before the clock starts (a failed one counts as a connect failure). nullptr:
+  /// plain TCP.
+  std::shared_ptr<SslContext> tls;
 
   /// Empty when valid, else what is wrong (run() throws std::invalid_argument with it).
   std::string validate() const;

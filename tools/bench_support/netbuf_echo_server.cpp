@@ -1,5 +1,7 @@
 #include "netbuf_echo_server.hpp"
 
+#include <netbuf/tls/ssl_context.hpp>
+#include <netbuf/tls/ssl_handler.hpp>
 #include <netbuf/transport/bootstrap.hpp>
 #include <netbuf/transport/datagram_channel.hpp>
 #include <stdexcept>
@@ -74,6 +76,8 @@ NetbufEchoServer::~NetbufEchoServer() { stop(); }
 void NetbufEchoServer::start() {
   if (impl_) throw std::logic_error("NetbufEchoServer already started");
   if (options_.threads == 0) throw std::invalid_argument("NetbufEchoServer needs >= 1 thread");
+  if (options_.udp && options_.tls)
+    throw std::invalid_argument("NetbufEchoServer: no TLS over UDP");
   auto impl = std::make_unique<Impl>(options_.threads);
   auto stats = stats_;
   if (options_.udp) {
@@ -83,7 +87,8 @@ void NetbufEchoServer::start() {
         });
   } else {
     ServerBootstrap bootstrap;
-    bootstrap.group(impl->group).childHandler([stats](SocketChannel& ch) {
+    bootstrap.group(impl->group).childHandler([stats, tls = options_.tls](SocketChannel& ch) {
+      if (tls) ch.pipeline().addLast("tls", tls->newHandler());
       ch.pipeline().addLast("echo", std::make_unique<EchoHandler>(stats));
     });
     impl->server = options_.unixPath.empty() ? bootstrap.bind(options_.address, options_.port)

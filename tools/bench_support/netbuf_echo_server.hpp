@@ -4,11 +4,12 @@
 //
 // ServerBootstrap on an EventLoopGroup of `threads` loops, listening on address:port or, with
 // options.unixPath, on a Unix domain socket; each connection's pipeline is one
-// EchoHandler: every read buffer is written back as it is (no copy) and flushed once per read
-// batch, so replies go out as gather writes. Backpressure: when the channel stops being writable
-// (more than the high water mark queued because the client does not read), reading pauses until
-// it is writable again, so a client cannot grow the server without bound. Buffers come from the
-// default allocator (the process-wide pool), as in any ServerBootstrap left untuned.
+// EchoHandler (behind an SslHandler with options.tls): every read buffer is written back as it is
+// (no copy) and flushed once per read batch, so replies go out as gather writes. Backpressure: when
+// the channel stops being writable (more than the high water mark queued because the client does
+// not read), reading pauses until it is writable again, so a client cannot grow the server without
+// bound. Buffers come from the default allocator (the process-wide pool), as in any ServerBootstrap
+// left untuned.
 
 #include <atomic>
 #include <cstdint>
