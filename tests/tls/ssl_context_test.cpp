@@ -5,7 +5,13 @@
 #include <netbuf/tls/ssl_error.hpp>
 #include <netbuf/tls/ssl_handler.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <string>
+#include <thread>
 
 #include "support/temp_dir.hpp"
 #include "support/test_certificates.hpp"
@@ -216,6 +222,42 @@ TEST_CASE("the client session cache: one session per host and port, bounded, cle
   TlsEnd s(server->newHandler());
   pump(c, s);
   CHECK(noTickets->cachedSessions() == 0);
+}
+
+TEST_CASE("failure lines are limited per second; the rest are counted") {
+  auto so = pki().serverOptions();
+  so.logErrors = true;
+  so.maxLogLinesPerSecond = 2;
+  auto server = SslContext::forServer(so);
+  TempDir dir("ssl-log");
+  const auto logPath = dir.path / "stderr.txt";
+  std::fflush(stderr);
+  const int saved = ::dup(2);
+  const int fd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ::dup2(fd, 2);
+  auto plaintextClient = [&] {
+    EmbeddedChannel ch(server->newHandler());
+    ch.writeInbound(Unpooled::copiedBuffer("GET / HTTP/1.1\r\n\r\n"));
+    CHECK(!ch.isOpen());
+  };
+  for (int i = 0; i < 5; ++i) plaintextClient();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  plaintextClient();  // a new second: the held-back count, then this line
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  ::close(fd);
+  const std::string log = readFile(logPath);
+  std::size_t lines = 0;
+  for (std::size_t at = 0; (at = log.find("the peer does not speak TLS", at)) != std::string::npos;
+       ++at) {
+    ++lines;
+  }
+  CHECK(lines == 3);
+  CHECK(log.find("netbuf: 3 more TLS failures not logged (at most 2 lines a second)") !=
+        std::string::npos);
+  CHECK(log.find("netbuf: TLS handshake failed on channel embedded -> embedded: the peer does "
+                 "not speak TLS") != std::string::npos);
 }
 
 TEST_CASE("no OpenSSL object outlives its owner") {

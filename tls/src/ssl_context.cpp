@@ -5,6 +5,7 @@
 #include <openssl/x509v3.h>
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <netbuf/tls/ssl_context.hpp>
 #include <netbuf/tls/ssl_error.hpp>
 #include <netbuf/tls/ssl_handler.hpp>
@@ -161,7 +162,10 @@ void SslContext::configure() {
   }
   // No renegotiation in either direction; the info callback turns an attempt into a failure.
   SSL_CTX_set_options(ctx_, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
-  SSL_CTX_set_mode(ctx_, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  // NO_AUTO_CHAIN: the chain sent is the one configured (leaf, then intermediates). Without it
+  // OpenSSL builds a chain from the trust store on every handshake whose configured chain has no
+  // intermediates: a verification per connection, for nothing.
+  SSL_CTX_set_mode(ctx_, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_NO_AUTO_CHAIN);
   SSL_CTX_set_info_callback(ctx_, &SslContextCallbacks::info);
   if (!o.cipherList.empty() && !SSL_CTX_set_cipher_list(ctx_, o.cipherList.c_str())) {
     configError("bad cipher list \"" + o.cipherList + "\"");
@@ -363,6 +367,28 @@ void SslContext::clearSessionCache() {
     --detail::gLiveSslSessions;
   }
   sessions_.clear();
+}
+
+bool SslContext::admitLogLine() {
+  if (options_.maxLogLinesPerSecond == 0) return true;
+  std::lock_guard<std::mutex> lock(logMutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now - logWindowStart_ >= std::chrono::seconds(1)) {
+    if (logSuppressed_ > 0) {
+      std::fprintf(stderr,
+                   "netbuf: %llu more TLS failures not logged (at most %u lines a second)\n",
+                   static_cast<unsigned long long>(logSuppressed_), options_.maxLogLinesPerSecond);
+    }
+    logWindowStart_ = now;
+    logLines_ = 0;
+    logSuppressed_ = 0;
+  }
+  if (logLines_ < options_.maxLogLinesPerSecond) {
+    ++logLines_;
+    return true;
+  }
+  ++logSuppressed_;
+  return false;
 }
 
 SslContext::OpenSslObjects SslContext::liveObjects() noexcept {

@@ -672,7 +672,7 @@ void SslHandler::fail(ChannelHandlerContext& ctx, std::error_code ec, const std:
 
 void SslHandler::log(ChannelHandlerContext& ctx, const char* what, std::error_code ec,
                      const std::string& detail) const {
-  if (!logErrors_) return;
+  if (!logErrors_ || !context_->admitLogLine()) return;
   const Channel& ch = ctx.channel();
   std::fprintf(stderr, "netbuf: %s on channel %s -> %s: %s%s%s (closed)\n", what,
                ch.localAddress().c_str(), ch.remoteAddress().c_str(), ec.message().c_str(),

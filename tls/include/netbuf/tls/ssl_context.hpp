@@ -114,6 +114,10 @@ class SslContext : public std::enable_shared_from_this<SslContext> {
     /// Failures (handshake, bad records, renegotiation) are logged to stderr with the channel's
     /// addresses and the reason before the channel closes.
     bool logErrors = true;
+    /// At most this many failure lines per second for all the context's connections; the rest
+    /// are counted and summed up in one line (a peer that fails handshakes on purpose cannot
+    /// flood the log, nor spend the server's time writing it). 0: no limit.
+    unsigned maxLogLinesPerSecond = 10;
   };
 
   /// A server context: Options must name a certificate and its key. Throws SslError
@@ -161,6 +165,9 @@ class SslContext : public std::enable_shared_from_this<SslContext> {
  private:
   friend class SslHandler;
   friend struct SslContextCallbacks;
+  /// Whether one more failure line may be written now (Options::maxLogLinesPerSecond); writes
+  /// the count of the lines held back in the previous second first. Any thread.
+  bool admitLogLine();
   SslContext(const Options& options, bool server);
   void configure();
   void loadTrust(bool client);
@@ -176,6 +183,10 @@ class SslContext : public std::enable_shared_from_this<SslContext> {
   ssl_ctx_st* ctx_ = nullptr;
   std::vector<unsigned char> alpnWire_;  // alpnProtocols as ALPN's length-prefixed list
   std::vector<std::pair<std::string, std::shared_ptr<SslContext>>> serverNames_;
+  std::mutex logMutex_;
+  std::chrono::steady_clock::time_point logWindowStart_{};
+  unsigned logLines_ = 0;            // written in the current window
+  std::uint64_t logSuppressed_ = 0;  // held back in the current window
   mutable std::mutex sessionsMutex_;
   std::unordered_map<std::string, ssl_session_st*> sessions_;
 };
