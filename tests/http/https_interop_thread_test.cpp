@@ -298,6 +298,35 @@ TEST_CASE("HttpServer with TLS: curl GET verifies, negotiates ALPN http/1.1, and
   CHECK_FALSE(contains(o.text, "Hello"));
 }
 
+TEST_CASE("HttpServer with TLS: static files (read and encrypted: no sendfile) to curl") {
+  const std::string c = requireCurl();
+  TempDir tmp("netbuf-https-files");
+  const Certificates certs(tmp.path);
+  fs::create_directories(tmp.path / "root");
+  const std::string big = randomBytes(3 * 1024 * 1024 + 123);
+  test::writeFile(tmp.path / "root" / "big.bin", big);
+  HttpServer::Options o;
+  o.tls = serverContext(certs);
+  HttpServer server(o);
+  server.staticFiles("/files/", tmp.path / "root");
+  EventLoopGroup group(1);
+  auto channel = server.bind(group, "127.0.0.1", 0);
+  const std::string url = "https://localhost:" + std::to_string(channel->port()) + "/files/big.bin";
+  const std::string ca = "--cacert " + shellQuote(certs.caFile) + " ";
+  const std::string out = (tmp.path / "got.bin").string();
+  Output r = curl(c, ca + "-sS -o " + shellQuote(out) + " " + shellQuote(url));
+  INFO(r.text);
+  CHECK(r.status == 0);
+  CHECK(readFile(out) == big);
+  // One byte range out of the middle.
+  r = curl(c, ca + "-sS -r 1000000-1000099 " + shellQuote(url));
+  CHECK(r.status == 0);
+  CHECK(r.text == big.substr(1000000, 100));
+  channel->close();
+  channel->closeChildren();
+  group.shutdownGracefully(0ms, 5s);
+}
+
 TEST_CASE("HttpClient: https against nginx, with the CA and without") {
   TempDir tmp("netbuf-https-nginx");
   // The certificate names localhost only (no IP address): https://127.0.0.1 must not verify.
