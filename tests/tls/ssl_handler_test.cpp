@@ -15,6 +15,7 @@
 #include "support/temp_dir.hpp"
 #include "support/test_certificates.hpp"
 #include "support/tls_pair.hpp"
+#include "support/tls_test_pki.hpp"
 
 using namespace netbuf;
 using namespace netbuf::test;
@@ -22,28 +23,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// One CA, a server certificate for localhost/127.0.0.1/::1, and contexts made from them.
-struct Pki {
-  TestCa ca;
-  TestKeyPair server = ca.issue(CertificateSpec{});
-
-  SslContext::Options serverOptions() const {
-    SslContext::Options o;
-    o.certificateChainPem = server.chainPem;
-    o.privateKeyPem = server.keyPem;
-    o.logErrors = false;
-    return o;
-  }
-  SslContext::Options clientOptions() const {
-    SslContext::Options o;
-    o.trustedCaPem = ca.certPem();
-    o.logErrors = false;
-    return o;
-  }
-};
-
-const Pki& pki() {
-  static const Pki p;
+const TlsTestPki& pki() {
+  static const TlsTestPki p;
   return p;
 }
 
@@ -272,6 +253,76 @@ TEST_CASE("close sends close_notify; the peer answers and both see a clean close
   CHECK(p.server.rec->closes[0].isSuccess());
   CHECK(!p.server.ch->isOpen());  // answered with its own close_notify and closed
   p.client.ch->runPendingTasks();
+  // The side that closed first sees no truncation: the peer owes it nothing after close_notify.
+  CHECK(p.client.rec->closes.empty());
+  CHECK(p.client.rec->inactive == 1);
+}
+
+TEST_CASE("writes after the channel went inactive fail at once") {
+  auto p = handshake(pki().clientOptions(), pki().serverOptions());
+  p.client.ch->finish();
+  CountingListener l;
+  p.client.ch->pipeline().context("handler0")->write(Unpooled::copiedBuffer("late"), &l);
+  REQUIRE(l.results.size() == 1);
+  CHECK(l.results[0] == ChannelErrc::closed);
+}
+
+TEST_CASE("listeners that write, flush and close from inside a large flush") {
+  auto p = handshake(pki().clientOptions(), pki().serverOptions());
+  // Each completed write queues the next one (as a chunked writer does) until five are sent;
+  // the fifth's listener closes the channel: everything queued must still precede close_notify.
+  struct Chain final : WriteListener {
+    EmbeddedChannel* ch;
+    std::string* sent;
+    int left = 5;
+    int completions = 0;
+    void operationComplete(std::error_code ec) noexcept override {
+      CHECK(!ec);
+      ++completions;
+      if (--left > 0) {
+        std::string piece(300 * 1024, static_cast<char>('a' + left));
+        *sent += piece;
+        ch->writeAndFlush(Unpooled::copiedBuffer(piece), this);
+      } else {
+        ch->write(Unpooled::copiedBuffer("tail"));
+        *sent += "tail";
+        ch->close();
+      }
+    }
+  } chain;
+  std::string sent(300 * 1024, 'z');
+  chain.ch = p.client.ch.get();
+  chain.sent = &sent;
+  p.client.ch->writeAndFlush(Unpooled::copiedBuffer(sent), &chain);
+  CHECK(chain.completions == 5);
+  CHECK(!p.client.ch->isOpen());
+  p.server.feed(p.client.takeOutbound());
+  CHECK(p.server.rec->received == sent);
+  REQUIRE(p.server.rec->closes.size() == 1);
+  CHECK(p.server.rec->closes[0].isSuccess());  // close_notify came last, after "tail"
+}
+
+TEST_CASE("closeOutbound from a listener inside a flush goes after the queued writes") {
+  auto p = handshake(pki().clientOptions(), pki().serverOptions());
+  p.server.ssl->setCloseOnPeerCloseNotify(false);
+  struct HalfClose final : WriteListener {
+    SslHandler* ssl;
+    int calls = 0;
+    void operationComplete(std::error_code) noexcept override {
+      ++calls;
+      ssl->closeOutbound();
+    }
+  } half;
+  half.ssl = p.client.ssl;
+  const std::string first(400 * 1024, 'f');
+  p.client.ch->write(Unpooled::copiedBuffer(first), &half);
+  p.client.ch->writeAndFlush(Unpooled::copiedBuffer(std::string(1000, 's')));
+  CHECK(half.calls == 1);
+  CHECK(p.client.ch->isOpen());
+  p.server.feed(p.client.takeOutbound());
+  CHECK(p.server.rec->received == first + std::string(1000, 's'));
+  REQUIRE(p.server.rec->closes.size() == 1);
+  CHECK(p.server.rec->closes[0].isSuccess());
 }
 
 TEST_CASE("half-close: the peer's close_notify ends reading only; writing goes on") {
@@ -298,10 +349,14 @@ TEST_CASE("half-close: the peer's close_notify ends reading only; writing goes o
   CHECK(p.client.rec->closes[0].isSuccess());
 }
 
-TEST_CASE("a connection closed without close_notify is reported as truncated") {
+TEST_CASE("a connection the peer ends without close_notify is reported as truncated") {
   auto p = handshake(pki().clientOptions(), pki().serverOptions());
-  p.client.ch->finish();
-  CHECK(p.client.rec->closes.size() == 1);
+  p.server.send("partial");
+  p.client.feed(p.server.takeOutbound());
+  // The socket's EOF, as the transport reports it: channelInactive, no close from this side.
+  p.client.ch->pipeline().fireChannelInactive();
+  CHECK(p.client.rec->received == "partial");
+  REQUIRE(p.client.rec->closes.size() == 1);
   CHECK(p.client.rec->closes[0].error == SslErrc::truncated);
 }
 
@@ -477,11 +532,28 @@ TEST_CASE("session resumption: the second connection to a host resumes (TLS 1.3 
       pump(p.client, p.server);
     }
     CHECK(client->cachedSessions() == 1);
+    // Every later connection resumes, the third too (a resumed TLS 1.2 handshake brings no
+    // new session: the cache keeps the one it has).
+    for (int i = 0; i < 2; ++i) {
+      Pair q(client, server);
+      pump(q.client, q.server);
+      REQUIRE(q.client.handshakeSucceeded());
+      CHECK(q.client.rec->handshakes[0].resumed);
+      CHECK(q.server.rec->handshakes[0].resumed);
+      q.client.ch->close();
+      pump(q.client, q.server);
+    }
+    // A connection that ends without close_notify spoils its session (OpenSSL's rule): the
+    // next one makes a full handshake.
+    {
+      Pair q(client, server);
+      pump(q.client, q.server);
+      CHECK(q.client.rec->handshakes[0].resumed);
+    }
     Pair q(client, server);
     pump(q.client, q.server);
     REQUIRE(q.client.handshakeSucceeded());
-    CHECK(q.client.rec->handshakes[0].resumed);
-    CHECK(q.server.rec->handshakes[0].resumed);
+    CHECK(!q.client.rec->handshakes[0].resumed);
     // Another port is another peer: no session to offer.
     TlsEnd c3(client->newHandler("localhost", 8443));
     TlsEnd s3(server->newHandler());

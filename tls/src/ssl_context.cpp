@@ -78,7 +78,13 @@ struct SslContextCallbacks {
     const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
     if (name == nullptr) return SSL_TLSEXT_ERR_NOACK;
     if (SslContext* c = static_cast<SslContext*>(arg)->contextForServerName(name)) {
+      // SSL_set_SSL_CTX moves the certificate, key and trust store over, not the client
+      // certificate settings: the named context's clientAuth applies too.
       SSL_set_SSL_CTX(ssl, c->ctx_);
+      SSL_set_verify(ssl, SSL_CTX_get_verify_mode(c->ctx_), nullptr);
+      if (STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(c->ctx_)) {
+        SSL_set_client_CA_list(ssl, SSL_dup_CA_list(names));
+      }
     }
     return SSL_TLSEXT_ERR_OK;
   }
@@ -321,18 +327,28 @@ std::unique_ptr<SslHandler> SslContext::newHandler() {
 }
 
 std::unique_ptr<SslHandler> SslContext::newHandler(std::string peerHost, std::uint16_t peerPort) {
-  if (server_) return newHandler();
+  if (server_) {
+    throw SslError(SslErrc::badConfiguration,
+                   "a server context makes handlers with newHandler(); connecting to " + peerHost +
+                       " needs a client context");
+  }
   return std::unique_ptr<SslHandler>(
       new SslHandler(shared_from_this(), true, std::move(peerHost), peerPort));
 }
 
-ssl_session_st* SslContext::takeSession(const std::string& key) {
+ssl_session_st* SslContext::findSession(const std::string& key) {
   std::lock_guard<std::mutex> lock(sessionsMutex_);
   auto it = sessions_.find(key);
   if (it == sessions_.end()) return nullptr;
   SSL_SESSION* s = it->second;
-  sessions_.erase(it);
-  --detail::gLiveSslSessions;
+  if (!SSL_SESSION_is_resumable(s)) {
+    // OpenSSL marks a session unusable when its connection ended without close_notify.
+    SSL_SESSION_free(s);
+    sessions_.erase(it);
+    --detail::gLiveSslSessions;
+    return nullptr;
+  }
+  SSL_SESSION_up_ref(s);
   return s;
 }
 

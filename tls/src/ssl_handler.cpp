@@ -124,7 +124,7 @@ SslHandler::SslHandler(std::shared_ptr<SslContext> context, bool client, std::st
       }
       if (context_->options().sessionTickets) {
         sessionKey_ = peerHost + ":" + std::to_string(peerPort);
-        if (SSL_SESSION* s = context_->takeSession(sessionKey_)) {
+        if (SSL_SESSION* s = context_->findSession(sessionKey_)) {
           SSL_set_session(ssl_, s);
           SSL_SESSION_free(s);
         }
@@ -196,10 +196,7 @@ void SslHandler::startHandshake(ChannelHandlerContext& ctx) {
     handshakeTimer_ =
         ctx.channel().executor().schedule(handshakeTimeout_, [this] { onHandshakeTimeout(); });
   }
-  if (client_) {
-    ERR_clear_error();
-    continueHandshake(ctx);  // the ClientHello
-  }
+  if (client_) continueHandshake(ctx);  // the ClientHello
 }
 
 void SslHandler::onHandshakeTimeout() {
@@ -210,18 +207,20 @@ void SslHandler::onHandshakeTimeout() {
 }
 
 void SslHandler::channelInactive(ChannelHandlerContext& ctx) {
+  inactive_ = true;
   cancelTimers();
   if (!failed_) {
     if (handshakeStarted_ && !handshakeDone_) {
       failed_ = true;
       const std::error_code ec = SslErrc::closedDuringHandshake;
-      // A connection that closes before sending a byte (a port probe, a health check) is not
-      // worth a log line; one that stops half way through a handshake is.
-      if (client_ || bytesReceived_ > 0) log(ctx, "TLS handshake failed", ec, "");
+      // A connection that closes before sending a byte (a port probe, a health check), or that
+      // this side closed, is not worth a log line; one that stops half way through is.
+      if (!closing_ && (client_ || bytesReceived_ > 0)) log(ctx, "TLS handshake failed", ec, "");
       SslHandshakeCompletionEvent ev;
       ev.error = ec;
       ctx.fireUserEventTriggered(Message(std::move(ev)));
-    } else if (handshakeDone_ && !inputClosed_) {
+    } else if (handshakeDone_ && !inputClosed_ && !closeNotifySent_) {
+      // The peer stopped without close_notify. (After ours, a peer may just close: not a loss.)
       ctx.fireUserEventTriggered(Message(SslCloseCompletionEvent{SslErrc::truncated}));
     }
   }
@@ -282,7 +281,6 @@ void SslHandler::channelRead(ChannelHandlerContext& ctx, Message msg) {
 }
 
 void SslHandler::decode(ChannelHandlerContext& ctx) {
-  ERR_clear_error();
   if (!handshakeDone_) {
     if (!handshakeStarted_) startHandshake(ctx);
     if (failed_ || !continueHandshake(ctx)) return;
@@ -291,11 +289,13 @@ void SslHandler::decode(ChannelHandlerContext& ctx) {
 }
 
 bool SslHandler::continueHandshake(ChannelHandlerContext& ctx) {
+  ERR_clear_error();
   const int r = SSL_do_handshake(ssl_);
   if (r == 1) {
-    writeOut(ctx, true);  // the last flight (a server's tickets)
+    writeOut(ctx, true);          // the last flight (a server's tickets)
+    if (stopped()) return false;  // the socket failed under that write: channelInactive ran
     onHandshakeDone(ctx);
-    return !failed_ && !closing_;
+    return !stopped() && !closing_;
   }
   const int err = SSL_get_error(ssl_, r);
   if (err == SSL_ERROR_WANT_READ) {
@@ -337,6 +337,7 @@ void SslHandler::readApplicationData(ChannelHandlerContext& ctx) {
     int r = 1;
     while (plain.writableBytes() > 0) {
       std::size_t n = 0;
+      ERR_clear_error();
       r = SSL_read_ex(ssl_, plain.writePtrUnchecked(), plain.writableBytes(), &n);
       if (r != 1) {
         err = SSL_get_error(ssl_, r);
@@ -352,10 +353,11 @@ void SslHandler::readApplicationData(ChannelHandlerContext& ctx) {
     } else if (err != 0 && err != SSL_ERROR_WANT_READ && err != SSL_ERROR_ZERO_RETURN) {
       ec = classify(r, detail);
     }
-    writeOut(ctx, true);  // what reading produced: a KeyUpdate's answer, an alert
+    writeOut(ctx, true);    // what reading produced: a KeyUpdate's answer, an alert
+    if (stopped()) return;  // channelInactive has gone by: nothing more is read
     if (plain.isReadable()) ctx.fireChannelRead(std::move(plain));
     if (ec) return fail(ctx, ec, detail);
-    if (!ctx.channel().isOpen() || failed_) return;
+    if (!ctx.channel().isOpen() || stopped()) return;
     if (err == SSL_ERROR_ZERO_RETURN) return onPeerCloseNotify(ctx);
     if (err == SSL_ERROR_WANT_READ) return;
     // The buffer filled up: there may be more.
@@ -385,7 +387,8 @@ void SslHandler::write(ChannelHandlerContext& ctx, Message msg, WriteListener* l
     ctx.write(std::move(msg), listener);  // not bytes: the head refuses it, naming its type
     return;
   }
-  if (failed_ || closeNotifySent_ || closing_) {
+  if (failed_ || inactive_ || closeNotifySent_ || closing_ || closeOutboundPending_ ||
+      closeNotifyRequested_ != CloseRequest::none) {
     if (listener != nullptr) listener->operationComplete(ChannelErrc::closed);
     return;
   }
@@ -421,46 +424,47 @@ void SslHandler::encryptPending(ChannelHandlerContext& ctx) {
     return;
   }
   inEncrypt_ = true;
-  ERR_clear_error();
   do {
     flushPending_ = false;
     encryptQueued(ctx);
-  } while (flushPending_ && !flushPaused_ && !failed_);
+  } while (flushPending_ && !flushPaused_ && !stopped());
   inEncrypt_ = false;
+  // A close or closeOutbound asked for while encrypting (from a listener or a handler the socket
+  // write ran): its close_notify goes after everything queued.
+  if (closeNotifyRequested_ != CloseRequest::none && !stopped() && !flushPaused_) {
+    const bool thenClose = closeNotifyRequested_ == CloseRequest::close;
+    closeNotifyRequested_ = CloseRequest::none;
+    sendCloseNotify(ctx, thenClose);
+  }
 }
+
+bool SslHandler::stopped() const noexcept { return failed_ || inactive_ || ctx_ == nullptr; }
 
 void SslHandler::encryptQueued(ChannelHandlerContext& ctx) {
   // Size the ciphertext buffer for what this round will encrypt.
   const std::uint64_t bytes = std::min<std::uint64_t>(pendingBytes_, kMaxCiphertextPerWrite);
   outHint_ = static_cast<std::size_t>(bytes) +
              (static_cast<std::size_t>(bytes) / kMaxRecordPlaintext + 1) * kRecordOverhead;
+  // One piece per turn, the front write looked up afresh each time: handing ciphertext to the
+  // socket runs listeners and handlers (which may write, close, or remove this handler), and a
+  // write queued meanwhile may move the queue's storage.
   while (!pending_.empty()) {
     PendingWrite& w = pending_.front();
     if (auto* buf = std::get_if<AnyByteBuf>(&w.data)) {
-      while (w.remaining > 0) {
-        std::span<const std::byte> piece;
-        visitBuf(*buf, [&](const auto& b) {
-          b.forEachSegment(b.readerIndex(), b.readableBytes(), [&](std::span<const std::byte> s) {
-            piece = s;
-            return false;
-          });
+      std::span<const std::byte> piece;
+      visitBuf(*buf, [&](const auto& b) {
+        b.forEachSegment(b.readerIndex(), b.readableBytes(), [&](std::span<const std::byte> seg) {
+          piece = seg;
+          return false;
         });
-        // At most one socket write's worth at a time, so that a large buffer pauses too.
-        piece = piece.first(std::min(piece.size(), kMaxCiphertextPerWrite));
-        const bool last = piece.size() == pendingBytes_;
-        if (!encryptSpan(piece.data(), piece.size(), last)) return;
-        skipBytes(*buf, piece.size());
-        w.remaining -= piece.size();
-        pendingBytes_ -= piece.size();
-        if (w.remaining > 0 && out_.readableBytes() >= kMaxCiphertextPerWrite) {
-          writeOut(ctx, true);
-          if (failed_) return;
-          if (!ignoreWritability_ && !ctx.channel().isWritable()) {
-            flushPaused_ = true;  // channelWritabilityChanged goes on
-            return;
-          }
-        }
-      }
+      });
+      // At most one socket write's worth at a time, so that a large buffer pauses too.
+      piece = piece.first(std::min(piece.size(), kMaxCiphertextPerWrite));
+      const bool last = piece.size() == pendingBytes_;
+      if (!encryptSpan(piece.data(), piece.size(), last)) return;
+      skipBytes(*buf, piece.size());
+      w.remaining -= piece.size();
+      pendingBytes_ -= piece.size();
     } else if (!encryptFile(std::get<FileRegion>(w.data), w)) {
       return;
     }
@@ -472,7 +476,7 @@ void SslHandler::encryptQueued(ChannelHandlerContext& ctx) {
     }
     if (out_.readableBytes() >= kMaxCiphertextPerWrite) {
       writeOut(ctx, true);
-      if (failed_) return;
+      if (stopped()) return;
       if (!ignoreWritability_ && !ctx.channel().isWritable() && !pending_.empty()) {
         flushPaused_ = true;  // channelWritabilityChanged goes on
         return;
@@ -550,6 +554,8 @@ bool SslHandler::flushStaging() {
 }
 
 bool SslHandler::sslWrite(const std::byte* p, std::size_t n) {
+  // SSL_get_error needs a queue holding only this call's errors; user code ran since the last.
+  ERR_clear_error();
   std::size_t written = 0;
   const int r = SSL_write_ex(ssl_, p, n, &written);
   if (r == 1) return true;  // the BIO takes everything: all n bytes, as one record
@@ -584,15 +590,23 @@ void SslHandler::writeOut(ChannelHandlerContext& ctx, bool flushNow, bool closeA
 // ---------------------------------------------------------------- closing
 
 void SslHandler::closeOutbound() {
-  if (ctx_ == nullptr || closeNotifySent_ || failed_ || closing_) return;
+  if (stopped() || closeNotifySent_ || closing_) return;
   if (!handshakeDone_) {
     closeOutboundPending_ = true;
     return;
   }
   ignoreWritability_ = true;
   flushPaused_ = false;
+  if (inEncrypt_) {
+    // Called back from an encryption round: close_notify goes when the round has drained.
+    flushPending_ = true;
+    if (closeNotifyRequested_ == CloseRequest::none) {
+      closeNotifyRequested_ = CloseRequest::closeOutbound;
+    }
+    return;
+  }
   encryptPending(*ctx_);
-  if (!failed_) sendCloseNotify(*ctx_, false);
+  if (!stopped() && !closeNotifySent_) sendCloseNotify(*ctx_, false);
 }
 
 void SslHandler::close(ChannelHandlerContext& ctx) {
@@ -602,6 +616,15 @@ void SslHandler::close(ChannelHandlerContext& ctx) {
     return;
   }
   closing_ = true;
+  if (inEncrypt_ && !failed_ && handshakeDone_ && !closeNotifySent_) {
+    // Called back from the socket write of an encryption round (a listener, a handler): the
+    // round goes on with everything queued, then sends close_notify and closes.
+    ignoreWritability_ = true;
+    flushPaused_ = false;
+    flushPending_ = true;
+    closeNotifyRequested_ = CloseRequest::close;
+    return;
+  }
   if (failed_ || !handshakeDone_ || closeNotifySent_) {
     failPending(ChannelErrc::closedBeforeWritten);
     closeForwarded_ = true;
@@ -612,7 +635,7 @@ void SslHandler::close(ChannelHandlerContext& ctx) {
   ignoreWritability_ = true;
   flushPaused_ = false;
   encryptPending(ctx);
-  if (failed_) return;  // fail() closed the channel
+  if (stopped()) return;  // fail() closed the channel, or it closed under the writes
   sendCloseNotify(ctx, true);
 }
 

@@ -139,11 +139,12 @@ class SslContext : public std::enable_shared_from_this<SslContext> {
   /// (context is a server context). Before the first handler is made.
   void addServerName(std::string serverName, std::shared_ptr<SslContext> context);
 
-  /// A server-side handler.
+  /// A server-side handler (SslError badConfiguration on a client context).
   std::unique_ptr<SslHandler> newHandler();
   /// A client-side handler for peerHost (sent as SNI when it is a DNS name, and verified against
   /// the certificate unless insecureSkipVerification) and peerPort (with peerHost, the key of the
-  /// session kept for resumption). An empty peerHost verifies the chain only.
+  /// session kept for resumption). An empty peerHost verifies the chain only. SslError
+  /// badConfiguration on a server context.
   std::unique_ptr<SslHandler> newHandler(std::string peerHost, std::uint16_t peerPort = 0);
 
   /// Client session cache: sessions remembered now (one per host and port).
@@ -173,9 +174,10 @@ class SslContext : public std::enable_shared_from_this<SslContext> {
   void loadTrust(bool client);
   /// The context registered for an SNI name, or nullptr (server).
   SslContext* contextForServerName(std::string_view name) const noexcept;
-  /// Client session cache (key "host:port"): take the session to offer (the caller owns the
-  /// reference), and store a new one (takes the reference).
-  ssl_session_st* takeSession(const std::string& key);
+  /// Client session cache (key "host:port"): the session to offer (a new reference for the
+  /// caller; the cache keeps its own, so concurrent connections and TLS 1.2 resumptions, which
+  /// bring no new session, offer it too), and store a newer one (takes the reference).
+  ssl_session_st* findSession(const std::string& key);
   void storeSession(const std::string& key, ssl_session_st* session);
 
   Options options_;

@@ -163,6 +163,8 @@ class SslHandler final : public ChannelHandler {
   void log(ChannelHandlerContext& ctx, const char* what, std::error_code ec,
            const std::string& detail) const;
   void failPending(std::error_code ec);
+  /// Nothing more to do: failed, the channel inactive, or the handler removed.
+  bool stopped() const noexcept;
   void releaseBuffers() noexcept;
   void cancelTimers() noexcept;
 
@@ -207,7 +209,11 @@ class SslHandler final : public ChannelHandler {
   bool closing_ = false;               // close() ran: a second close goes straight on
   bool closeForwarded_ = false;        // the close went on towards the socket
   bool failed_ = false;
+  bool inactive_ = false;       // channelInactive has gone by
   bool renegotiation_ = false;  // set by OpenSSL's info callback
+  // close() or closeOutbound() called back during an encryption round: done when it drains.
+  enum class CloseRequest : std::uint8_t { none, closeOutbound, close };
+  CloseRequest closeNotifyRequested_ = CloseRequest::none;
 };
 
 }  // namespace netbuf
