@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include "support/nginx_config.hpp"
 #include "support/peer_process.hpp"
 #include "support/python_runner.hpp"
 #include "support/temp_dir.hpp"
@@ -37,6 +38,7 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+using netbuf::test::nginxConfig;
 using netbuf::test::PeerProcess;
 using netbuf::test::readFile;
 using netbuf::test::startListening;
@@ -161,29 +163,10 @@ class Nginx {
  private:
   void writeConfig(unsigned short port) {
     const std::string p = dir_.path.string();
-    // Single process, in the foreground: the guard's signal ends it. Every path nginx writes is
-    // under the prefix (the package's defaults under /var are not ours). `user` matters only
-    // when the test runs as root (nginx would otherwise drop to nobody, who may not read root/).
-    writeFile(dir_.path / "nginx.conf", R"(
-daemon off;
-master_process off;
-worker_processes 1;
-user root;
-error_log stderr warn;
-pid )" + p + R"(/nginx.pid;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path )" + p + R"(/body;
-  proxy_temp_path )" + p + R"(/proxy;
-  fastcgi_temp_path )" + p + R"(/fastcgi;
-  uwsgi_temp_path )" + p + R"(/uwsgi;
-  scgi_temp_path )" + p + R"(/scgi;
-  default_type application/octet-stream;
+    writeFile(dir_.path / "nginx.conf", nginxConfig(p, R"(
   types { text/plain txt; }
   server {
-    listen 127.0.0.1:)" + std::to_string(port) +
-                                            R"(;
+    listen 127.0.0.1:)" + std::to_string(port) + R"(;
     root )" + root_.string() + R"(;
     location = /hello { default_type text/plain; return 200 "hello from nginx\n"; }
     location = /empty { return 204; }
@@ -193,10 +176,8 @@ http {
     location /ssi/ { ssi on; ssi_types *; default_type text/plain; }
     # So does gzip'd output (the length of the compressed body is not known when the head goes).
     location /gzip/ { gzip on; gzip_types text/plain; gzip_min_length 0; alias )" +
-                                            root_.string() + R"(/; }
-  }
-}
-)");
+                                                           root_.string() + R"(/; }
+  })"));
   }
 
   TempDir dir_{"netbuf-http-client-interop"};

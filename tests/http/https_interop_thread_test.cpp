@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include "support/nginx_config.hpp"
 #include "support/peer_process.hpp"
 #include "support/python_runner.hpp"
 #include "support/temp_dir.hpp"
@@ -204,27 +205,9 @@ class TlsNginx {
  private:
   void writeConfig(unsigned short port, const std::string& cert, const std::string& key) {
     const std::string p = dir_.string();
-    // As in http_client_interop_thread_test.cpp: one process in the foreground, every path it
-    // writes under the prefix.
-    test::writeFile(dir_ / "nginx.conf", R"(
-daemon off;
-master_process off;
-worker_processes 1;
-user root;
-error_log stderr warn;
-pid )" + p + R"(/nginx.pid;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path )" + p + R"(/body;
-  proxy_temp_path )" + p + R"(/proxy;
-  fastcgi_temp_path )" + p + R"(/fastcgi;
-  uwsgi_temp_path )" + p + R"(/uwsgi;
-  scgi_temp_path )" + p + R"(/scgi;
-  default_type application/octet-stream;
+    test::writeFile(dir_ / "nginx.conf", test::nginxConfig(p, R"(
   server {
-    listen 127.0.0.1:)" + std::to_string(port) +
-                                             R"( ssl;
+    listen 127.0.0.1:)" + std::to_string(port) + R"( ssl;
     ssl_certificate )" + cert + R"(;
     ssl_certificate_key )" + key + R"(;
     ssl_protocols TLSv1.2 TLSv1.3;
@@ -232,12 +215,9 @@ http {
     location = /hello { default_type text/plain; return 200 "hello over tls\n"; }
   }
   server {
-    listen 127.0.0.1:)" + std::to_string(plainPort_) +
-                                             R"(;
+    listen 127.0.0.1:)" + std::to_string(plainPort_) + R"(;
     location = /hello { default_type text/plain; return 200 "hello in clear\n"; }
-  }
-}
-)");
+  })"));
   }
 
   fs::path dir_;

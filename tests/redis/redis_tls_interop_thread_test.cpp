@@ -15,7 +15,7 @@
 
 #include "support/python_runner.hpp"
 #include "support/temp_dir.hpp"
-#include "support/test_certificates.hpp"
+#include "support/tls_test_pki.hpp"
 
 using namespace netbuf;
 using namespace std::chrono_literals;
@@ -37,27 +37,9 @@ std::string requireRedisCli() {
   return path;
 }
 
-/// A CA, a server certificate (localhost, 127.0.0.1) and a client certificate, as files.
-struct Certificates {
-  TempDir dir{"netbuf-redis-tls"};
-  test::TestCa ca{"netbuf redis CA"};
-  std::string caFile, serverCert, serverKey, clientCert, clientKey;
-
-  Certificates() {
-    const test::TestKeyPair server = ca.issue(test::CertificateSpec{});
-    test::CertificateSpec clientSpec;
-    clientSpec.commonName = "redis client";
-    clientSpec.dnsNames = {};
-    clientSpec.ipAddresses = {};
-    clientSpec.serverAuth = false;
-    clientSpec.clientAuth = true;
-    const test::TestKeyPair client = ca.issue(clientSpec);
-    caFile = test::writeFile(dir.path, "ca.pem", ca.certPem());
-    serverCert = test::writeFile(dir.path, "server.pem", server.chainPem);
-    serverKey = test::writeFile(dir.path, "server.key", server.keyPem);
-    clientCert = test::writeFile(dir.path, "client.pem", client.chainPem);
-    clientKey = test::writeFile(dir.path, "client.key", client.keyPem);
-  }
+/// The test certificates as files (ca.pem, server.pem/.key, client.pem/.key).
+struct Certificates : test::TlsTestFiles {
+  Certificates() : TlsTestFiles("netbuf-redis-tls") {}
 };
 
 /// An in-process server with TLS on 127.0.0.1:0 (start(): loops of its own).

@@ -12,7 +12,7 @@
 
 #include "support/python_runner.hpp"
 #include "support/temp_dir.hpp"
-#include "support/test_certificates.hpp"
+#include "support/tls_test_pki.hpp"
 
 #include <array>
 #include <boost/asio/io_context.hpp>
@@ -83,27 +83,11 @@ class EchoHandler final : public ChannelHandler {
   std::shared_ptr<HandshakeLog> log_;
 };
 
-/// A CA, a server certificate for localhost / 127.0.0.1 and a client certificate, as files.
-struct Certificates {
-  TempDir dir{"netbuf-tls-interop"};
-  test::TestCa ca{"netbuf interop CA"};
-  std::string caFile, serverCert, serverKey, clientCert, clientKey;
-
-  Certificates() {
-    const test::TestKeyPair server = ca.issue(test::CertificateSpec{});
-    test::CertificateSpec clientSpec;
-    clientSpec.commonName = "netbuf interop client";
-    clientSpec.dnsNames = {};
-    clientSpec.ipAddresses = {};
-    clientSpec.serverAuth = false;
-    clientSpec.clientAuth = true;
-    const test::TestKeyPair client = ca.issue(clientSpec);
-    caFile = test::writeFile(dir.path, "ca.pem", ca.certPem());
-    serverCert = test::writeFile(dir.path, "server.pem", server.chainPem);
-    serverKey = test::writeFile(dir.path, "server.key", server.keyPem);
-    clientCert = test::writeFile(dir.path, "client.pem", client.chainPem);
-    clientKey = test::writeFile(dir.path, "client.key", client.keyPem);
-  }
+/// The test certificates as files (ca.pem, server.pem/.key, client.pem/.key).
+struct Certificates : test::TlsTestFiles {
+  Certificates()
+      : TlsTestFiles("netbuf-tls-interop",
+                     test::TlsTestPki("netbuf interop CA", "netbuf interop client")) {}
 };
 
 /// The echo server with TLS on 127.0.0.1:0, on loops of its own.
