@@ -2,6 +2,9 @@
 // (and their defaults, which the handlers read through ParsedOptions) and handler. Adding a
 // subcommand is one entry here and one handler.
 
+#include <array>
+#include <cstddef>
+
 #include "commands.hpp"
 
 #ifndef NETBUF_BENCH_DATA_DIR
@@ -72,9 +75,36 @@ constexpr Subcommand kBench[] = {
      kBenchAcceptOptions, runBenchAccept},
 };
 
+// ---- TLS options shared by the servers and by the clients
+
+/// a's options, then b's: one table per subcommand, the shared rows written once.
+template <std::size_t N, std::size_t M>
+constexpr std::array<OptionSpec, N + M> joinOptions(const OptionSpec (&a)[N],
+                                                    const OptionSpec (&b)[M]) {
+  std::array<OptionSpec, N + M> out{};
+  for (std::size_t i = 0; i < N; ++i) out[i] = a[i];
+  for (std::size_t i = 0; i < M; ++i) out[N + i] = b[i];
+  return out;
+}
+
+constexpr OptionSpec kTlsServerOptions[] = {
+    {"--tls-cert", "FILE",
+     "serve TLS with this certificate chain (PEM, the leaf first);\nwith --tls-key"},
+    {"--tls-key", "FILE", "the private key of --tls-cert (PEM)"},
+    {"--tls-client-ca", "FILE",
+     "with --tls-cert: require client certificates issued by the CAs\nin FILE (PEM): mutual TLS"},
+};
+
+constexpr OptionSpec kTlsClientOptions[] = {
+    {"--cacert", "FILE", "TLS: trust the CA certificates in FILE (PEM) instead of the\nsystem's"},
+    {"--insecure", "",
+     "TLS: do not verify the server's certificate (encrypted, not\nauthenticated; a warning "
+     "goes to stderr)"},
+};
+
 // ---- serve
 
-constexpr OptionSpec kServeEchoOptions[] = {
+constexpr OptionSpec kServeEchoOptionsBase[] = {
     {"--host", "ADDR", "address to listen on", "127.0.0.1"},
     {"--port", "P", "port; 0: any free port, printed", "0"},
     {"--unix", "PATH",
@@ -88,12 +118,8 @@ constexpr OptionSpec kServeEchoOptions[] = {
      "the server: 'netbuf' (netbuf's transport) or 'asio' (a hand-written\nplain Boost.Asio "
      "server, the floor netbuf is measured against)",
      "netbuf"},
-    {"--tls-cert", "FILE",
-     "serve TLS with this certificate chain (PEM, the leaf first);\nwith --tls-key"},
-    {"--tls-key", "FILE", "the private key of --tls-cert (PEM)"},
-    {"--tls-client-ca", "FILE",
-     "with --tls-cert: require client certificates issued by the CAs\nin FILE (PEM): mutual TLS"},
 };
+constexpr auto kServeEchoOptions = joinOptions(kServeEchoOptionsBase, kTlsServerOptions);
 
 constexpr OptionSpec kServeRpcOptions[] = {
     {"--host", "ADDR", "address to listen on", "127.0.0.1"},
@@ -101,20 +127,16 @@ constexpr OptionSpec kServeRpcOptions[] = {
     {"--threads", "T", "I/O threads, 1..1024", "1"},
 };
 
-constexpr OptionSpec kServeHttpOptions[] = {
+constexpr OptionSpec kServeHttpOptionsBase[] = {
     {"--host", "ADDR", "address to listen on", "127.0.0.1"},
     {"--port", "P", "port; 0: any free port, printed", "0"},
     {"--threads", "T", "I/O threads, 1..1024", "1"},
     {"--root", "DIR", "serve DIR's files under /files/"},
     {"--max-content-length", "N", "largest request body; K/M suffixes are binary", "1M"},
-    {"--tls-cert", "FILE",
-     "serve TLS with this certificate chain (PEM, the leaf first);\nwith --tls-key"},
-    {"--tls-key", "FILE", "the private key of --tls-cert (PEM)"},
-    {"--tls-client-ca", "FILE",
-     "with --tls-cert: require client certificates issued by the CAs\nin FILE (PEM): mutual TLS"},
 };
+constexpr auto kServeHttpOptions = joinOptions(kServeHttpOptionsBase, kTlsServerOptions);
 
-constexpr OptionSpec kServeRedisOptions[] = {
+constexpr OptionSpec kServeRedisOptionsBase[] = {
     {"--host", "ADDR", "address to listen on", "127.0.0.1"},
     {"--port", "P", "port; 0: any free port, printed", "6379"},
     {"--threads", "T",
@@ -123,12 +145,8 @@ constexpr OptionSpec kServeRedisOptions[] = {
      "1"},
     {"--maxclients", "N", "connections open at once (Redis's maxclients); none by default"},
     {"--timeout", "S", "close connections idle for S seconds (Redis's timeout); 0: never", "0"},
-    {"--tls-cert", "FILE",
-     "serve TLS with this certificate chain (PEM, the leaf first);\nwith --tls-key"},
-    {"--tls-key", "FILE", "the private key of --tls-cert (PEM)"},
-    {"--tls-client-ca", "FILE",
-     "with --tls-cert: require client certificates issued by the CAs\nin FILE (PEM): mutual TLS"},
 };
+constexpr auto kServeRedisOptions = joinOptions(kServeRedisOptionsBase, kTlsServerOptions);
 
 constexpr Subcommand kServe[] = {
     {"echo", "an echo server (TCP, Unix domain socket or UDP) until SIGINT/SIGTERM",
@@ -165,7 +183,7 @@ constexpr Subcommand kServe[] = {
 
 // ---- load
 
-constexpr OptionSpec kLoadEchoOptions[] = {
+constexpr OptionSpec kLoadEchoOptionsBase[] = {
     {"--port", "P", "server port, 1..65535", {}, true},
     {"--host", "H", "server address or name", "127.0.0.1"},
     {"--connections", "C", "connections", "1"},
@@ -180,15 +198,12 @@ constexpr OptionSpec kLoadEchoOptions[] = {
     {"--tls", "",
      "connect with TLS (netbuf's SslHandler in each connection's\npipeline), verifying the "
      "server against the system's CAs"},
-    {"--cacert", "FILE", "with --tls: trust the CA certificates in FILE (PEM) instead"},
-    {"--insecure", "",
-     "with --tls: do not verify the server's certificate (encrypted,\nnot authenticated; a "
-     "warning goes to stderr)"},
     {"--json", "", "one JSON object on stdout instead of the table"},
     {"--progress", "",
      "a progress line on stderr every 0.5 s (elapsed / total\nseconds, msgs/s and MB/s since "
      "the previous line, errors):\nrewritten in place on a terminal, one line each otherwise"},
 };
+constexpr auto kLoadEchoOptions = joinOptions(kLoadEchoOptionsBase, kTlsClientOptions);
 
 constexpr OptionSpec kLoadRpcOptions[] = {
     {"--port", "P", "server port, 1..65535", {}, true},
@@ -265,19 +280,16 @@ constexpr Subcommand kJson[] = {
 
 // ---- http
 
-constexpr OptionSpec kHttpGetOptions[] = {
+constexpr OptionSpec kHttpGetOptionsBase[] = {
     {"URL", "", "http://host[:port]/path or https://host[:port]/path", {}, true},
     {"--output", "FILE", "write the body to FILE instead of stdout"},
     {"-o", "FILE", "the same as --output"},
     {"--timeout", "S", "seconds to wait for the response", "30"},
     {"--location", "", "follow redirects (at most 5)"},
-    {"--cacert", "FILE", "https: trust the CA certificates in FILE (PEM) instead of the\nsystem's"},
-    {"--insecure", "",
-     "https: do not verify the server's certificate (encrypted, not\nauthenticated; a warning "
-     "goes to stderr)"},
 };
+constexpr auto kHttpGetOptions = joinOptions(kHttpGetOptionsBase, kTlsClientOptions);
 
-constexpr OptionSpec kHttpPostOptions[] = {
+constexpr OptionSpec kHttpPostOptionsBase[] = {
     {"URL", "", "http://host[:port]/path or https://host[:port]/path", {}, true},
     {"--data", "DATA", "the body: the text DATA, or @FILE for FILE's bytes", {}, true},
     {"--content-type", "TYPE", "the body's media type", "application/octet-stream"},
@@ -285,11 +297,8 @@ constexpr OptionSpec kHttpPostOptions[] = {
     {"-o", "FILE", "the same as --output"},
     {"--timeout", "S", "seconds to wait for the response", "30"},
     {"--location", "", "follow redirects (at most 5)"},
-    {"--cacert", "FILE", "https: trust the CA certificates in FILE (PEM) instead of the\nsystem's"},
-    {"--insecure", "",
-     "https: do not verify the server's certificate (encrypted, not\nauthenticated; a warning "
-     "goes to stderr)"},
 };
+constexpr auto kHttpPostOptions = joinOptions(kHttpPostOptionsBase, kTlsClientOptions);
 
 constexpr Subcommand kHttp[] = {
     {"get", "GET a URL: the body on stdout, the status line on stderr",
