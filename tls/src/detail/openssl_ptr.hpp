@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -26,12 +27,15 @@ inline std::string drainOpenSslErrors() {
   std::string out;
   char buf[256];
   while (const unsigned long e = ERR_get_error()) {
-    // The reason alone ("certificate verify failed") reads best; the coded form when unknown.
-    const char* reason = ERR_reason_error_string(e);
+    // The reason alone ("certificate verify failed") reads best; for a system call's error, the
+    // errno's text; the coded form when OpenSSL has no text. Repeats are left out.
+    const char* reason = ERR_GET_LIB(e) == ERR_LIB_SYS ? std::strerror(ERR_GET_REASON(e))
+                                                       : ERR_reason_error_string(e);
     if (reason == nullptr) {
       ERR_error_string_n(e, buf, sizeof buf);
       reason = buf;
     }
+    if (out.find(reason) != std::string::npos) continue;
     if (!out.empty()) out += "; ";
     out += reason;
   }
