@@ -580,8 +580,7 @@ TEST_CASE("TCP: a channel whose last reference goes on another thread is destroy
 
 TEST_CASE("TCP: one flush hands a thousand buffers to the socket in one gather write") {
   EventLoopGroup group(1);
-  std::atomic<int> inactive{0};
-  auto server = echoServer(group, &inactive);
+  auto server = echoServer(group);
   Collector* col = nullptr;
   auto client = collectingClient(group, "127.0.0.1", server->port(), col);
   struct Count : WriteListener {

@@ -135,6 +135,13 @@ TEST_CASE("Unix sockets: Python's socket module as client and as server") {
     auto peerDone = peer.get_future();
     const std::string command = test::pythonCommand(python, kPeer, {"server", path});
     std::thread runner([&] { peer.set_value(test::run(command)); });
+    // Joined on every way out: a failed REQUIRE below must report, not end the program.
+    struct Join {
+      std::thread& t;
+      ~Join() {
+        if (t.joinable()) t.join();
+      }
+    } join{runner};
     REQUIRE(eventually([&] { return isSocket(path); }));
     auto inbox = std::make_shared<Inbox>();
     auto client = Bootstrap()
