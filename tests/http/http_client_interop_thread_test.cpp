@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include "support/http_test_client.hpp"
 #include "support/nginx_config.hpp"
 #include "support/peer_process.hpp"
 #include "support/python_runner.hpp"
@@ -90,31 +91,9 @@ Outcome get(HttpClient& client, const std::string& url, std::vector<std::string>
   return send(client, HttpMethod::GET, url, std::move(fields));
 }
 
-/// The client on a group of its own, gone before the group.
-class Client {
- public:
-  explicit Client(HttpClient::Options options = {}) : group_(1) {
-    client_.emplace(group_, std::move(options));
-  }
-  ~Client() {
-    client_.reset();
-    group_.shutdownGracefully(0ms, 5s);
-  }
-  HttpClient& operator*() { return *client_; }
-  HttpClient* operator->() { return &*client_; }
+using Client = test::TestHttpClient;
 
- private:
-  EventLoopGroup group_;
-  std::optional<HttpClient> client_;
-};
-
-/// n bytes of every value, reproducible.
-std::string randomBytes(std::size_t n) {
-  std::mt19937 rng(4321);
-  std::string s(n, '\0');
-  for (char& c : s) c = static_cast<char>(rng() & 0xff);
-  return s;
-}
+std::string randomBytes(std::size_t n) { return test::randomBytes(n, 4321); }
 
 /// Text lines (SSI and gzip want text).
 std::string textLines(std::size_t lines) {

@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 #include <poll.h>
 
+#include "support/http_test_client.hpp"
 #include "support/thread_waits.hpp"
 
 #include <algorithm>
@@ -122,25 +123,7 @@ class Running {
   std::shared_ptr<ServerChannel> channel_;
 };
 
-/// The client on a group of its own, destroyed before the group (which must outlive it).
-class Client {
- public:
-  explicit Client(HttpClient::Options options = {}) : group_(1) {
-    client_.emplace(group_, std::move(options));
-  }
-  ~Client() {
-    client_.reset();
-    group_.shutdownGracefully(0ms, 5s);
-  }
-  HttpClient& operator*() { return *client_; }
-  HttpClient* operator->() { return &*client_; }
-  /// Destroys the client now (its destructor's behaviour is under test).
-  void destroy() { client_.reset(); }
-
- private:
-  EventLoopGroup group_;
-  std::optional<HttpClient> client_;
-};
+using Client = test::TestHttpClient;
 
 FullHttpResponse textOk(std::string_view body) {
   return HttpServer::text(HttpResponseStatus::OK, body);

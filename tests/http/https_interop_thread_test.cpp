@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include "support/http_test_client.hpp"
 #include "support/nginx_config.hpp"
 #include "support/peer_process.hpp"
 #include "support/python_runner.hpp"
@@ -143,30 +144,9 @@ Outcome get(HttpClient& client, const std::string& url) {
   return f.get();
 }
 
-/// The client on a group of its own, gone before the group.
-class Client {
- public:
-  explicit Client(HttpClient::Options options = {}) : group_(1) {
-    client_.emplace(group_, std::move(options));
-  }
-  ~Client() {
-    client_.reset();
-    group_.shutdownGracefully(0ms, 5s);
-  }
-  HttpClient* operator->() { return &*client_; }
-  HttpClient& operator*() { return *client_; }
+using Client = test::TestHttpClient;
 
- private:
-  EventLoopGroup group_;
-  std::optional<HttpClient> client_;
-};
-
-std::string randomBytes(std::size_t n) {
-  std::mt19937 rng(2024);
-  std::string s(n, '\0');
-  for (char& c : s) c = static_cast<char>(rng() & 0xff);
-  return s;
-}
+std::string randomBytes(std::size_t n) { return test::randomBytes(n, 2024); }
 
 // ---------------------------------------------------------------------------------------------
 // nginx
