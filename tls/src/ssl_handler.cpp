@@ -73,8 +73,6 @@ namespace {
 /// Per-record bytes a record adds to its plaintext (header, nonce, tag, padding), rounded up.
 constexpr std::size_t kRecordOverhead = 64;
 
-std::uint64_t plaintextSize(const AnyByteBuf& b) { return readableBytes(b); }
-
 bool isIpAddress(const std::string& host) {
   ASN1_OCTET_STRING* ip = a2i_IPADDRESS(host.c_str());
   if (ip == nullptr) {
@@ -393,7 +391,7 @@ void SslHandler::write(ChannelHandlerContext& ctx, Message msg, WriteListener* l
     return;
   }
   if (auto* b = std::get_if<AnyByteBuf>(&w.data)) {
-    w.remaining = plaintextSize(*b);
+    w.remaining = readableBytes(*b);
   } else {
     w.remaining = std::get<FileRegion>(w.data).count();
   }
