@@ -181,21 +181,30 @@ struct RawPair {
   }
 };
 
+/// The payload into writer, in kWrite-sized SSL_write calls (one record each).
+void writePayload(SSL* writer) {
+  for (std::size_t off = 0; off < kTotal; off += kWrite) {
+    std::size_t n = 0;
+    SSL_write_ex(writer, payload().data() + off, kWrite, &n);
+  }
+}
+
+/// Everything reader can decrypt now, into one buffer.
+netbuf::ByteBuf readAll(SSL* reader) {
+  netbuf::ByteBuf plain = netbuf::ByteBufAllocator::defaultAllocator().buffer(kTotal);
+  std::size_t n = 0;
+  while (plain.writableBytes() > 0 &&
+         SSL_read_ex(reader, plain.writePtrUnchecked(), plain.writableBytes(), &n) == 1) {
+    plain.advanceWriterUnchecked(n);
+  }
+  return plain;
+}
+
 void BM_ByteBufBio(benchmark::State& state) {
   RawPair p(false);
-  auto& alloc = netbuf::ByteBufAllocator::defaultAllocator();
   for (auto _ : state) {
-    for (std::size_t off = 0; off < kTotal; off += kWrite) {
-      std::size_t n = 0;
-      SSL_write_ex(p.c, payload().data() + off, kWrite, &n);
-    }
-    netbuf::ByteBuf plain = alloc.buffer(kTotal);
-    std::size_t n = 0;
-    while (plain.writableBytes() > 0 &&
-           SSL_read_ex(p.s, plain.writePtrUnchecked(), plain.writableBytes(), &n) == 1) {
-      plain.advanceWriterUnchecked(n);
-    }
-    benchmark::DoNotOptimize(plain.readableBytes());
+    writePayload(p.c);
+    benchmark::DoNotOptimize(readAll(p.s).readableBytes());
     p.c2s.toReader = netbuf::ByteBuf();
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kTotal));
@@ -207,23 +216,14 @@ void BM_MemoryBio(benchmark::State& state) {
   BIO* cw = SSL_get_wbio(p.c);
   BIO* sr = SSL_get_rbio(p.s);
   for (auto _ : state) {
-    for (std::size_t off = 0; off < kTotal; off += kWrite) {
-      std::size_t n = 0;
-      SSL_write_ex(p.c, payload().data() + off, kWrite, &n);
-    }
+    writePayload(p.c);
     // The handler's side of a memory BIO: ciphertext copied into a pipeline buffer, and on the
     // reading end copied from the socket's buffer into the BIO.
     netbuf::ByteBuf wire = alloc.buffer(static_cast<std::size_t>(BIO_ctrl_pending(cw)));
     wire.advanceWriterUnchecked(static_cast<std::size_t>(
         BIO_read(cw, wire.writePtrUnchecked(), static_cast<int>(wire.writableBytes()))));
     BIO_write(sr, wire.readPtr(), static_cast<int>(wire.readableBytes()));
-    netbuf::ByteBuf plain = alloc.buffer(kTotal);
-    std::size_t n = 0;
-    while (plain.writableBytes() > 0 &&
-           SSL_read_ex(p.s, plain.writePtrUnchecked(), plain.writableBytes(), &n) == 1) {
-      plain.advanceWriterUnchecked(n);
-    }
-    benchmark::DoNotOptimize(plain.readableBytes());
+    benchmark::DoNotOptimize(readAll(p.s).readableBytes());
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kTotal));
 }
