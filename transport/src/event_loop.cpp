@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <netbuf/transport/event_loop.hpp>
 
+#include "detail/io_uring_loop.hpp"
+
 namespace netbuf {
 
 // ------------------------------------------------------------------ ScheduledTask
@@ -25,6 +27,10 @@ bool ScheduledTask::isCancelled() const noexcept {
 }
 
 // ------------------------------------------------------------------ EventLoop
+
+EventLoop::EventLoop(std::size_t index) : index_(index) {}
+
+EventLoop::~EventLoop() = default;
 
 ScheduledTask EventLoop::schedule(std::chrono::nanoseconds delay, std::function<void()> task) {
   Admission admit(*this);
@@ -107,7 +113,11 @@ void EventLoop::run() noexcept {
   // so that nothing escapes the thread. run() may be called again after an exception.
   for (;;) {
     try {
-      ctx_->run();
+      if (ring_) {
+        runRing();
+      } else {
+        ctx_->run();
+      }
       return;
     } catch (...) {
       reportFailure(std::current_exception());
@@ -115,14 +125,48 @@ void EventLoop::run() noexcept {
   }
 }
 
+void EventLoop::runRing() {
+  // One loop turn: the ring's completions (read from shared memory), then one io_uring_enter for
+  // everything they and the previous turn's handlers prepared, then the io_context's handlers.
+  // The loop sleeps only in run_one(), in Asio's epoll_wait, which watches the ring's descriptor
+  // too. While completions keep coming, turns skip the io_context (and its epoll_wait) except
+  // every kAsioEvery-th turn or when a task is queued, so tasks and timers are never starved.
+  constexpr int kAsioEvery = 8;
+  detail::IoUringLoop& ring = *ring_;
+  int busyTurns = 0;
+  while (!ctx_->stopped()) {
+    ring.reap();
+    ring.submit();
+    if (ring.hasCompletions()) {
+      if (++busyTurns < kAsioEvery && pending_.load(std::memory_order_relaxed) == 0) continue;
+      busyTurns = 0;
+      ctx_->poll();
+      continue;
+    }
+    busyTurns = 0;
+    ring.armWatch();
+    ctx_->run_one();
+  }
+}
+
 // ------------------------------------------------------------------ EventLoopGroup
 
-EventLoopGroup::EventLoopGroup(std::size_t nThreads) {
+EventLoopGroup::EventLoopGroup(std::size_t nThreads, Transport transport)
+    : transport_(resolveTransport(transport)) {
   if (nThreads == 0) nThreads = std::max(1u, std::thread::hardware_concurrency());
   loops_.reserve(nThreads);
+  // Every loop (and its ring) is made before any thread starts: a ring the system refuses fails
+  // the constructor with nothing running yet.
   for (std::size_t i = 0; i < nThreads; ++i) {
     loops_.push_back(std::unique_ptr<EventLoop>(new EventLoop(i)));
-    EventLoop& loop = *loops_.back();
+    if (transport_ == Transport::IoUring) {
+      EventLoop& loop = *loops_.back();
+      loop.ring_ =
+          std::make_unique<detail::IoUringLoop>(*loop.ctx_, ByteBufAllocator::defaultAllocator());
+    }
+  }
+  for (auto& l : loops_) {
+    EventLoop& loop = *l;
     loop.thread_ = std::thread([&loop] { loop.run(); });
   }
 }
@@ -169,6 +213,10 @@ EventLoopGroup::~EventLoopGroup() {
     l->contextGone_ = true;
   }
   for (auto& l : loops_) l->ctx_->shutdown();
+  // The rings go after the handlers that may hold channels and before the contexts (each watches
+  // its descriptor through its context). A ring's teardown releases the channels and acceptors
+  // its operations still held.
+  for (auto& l : loops_) l->ring_.reset();
   for (auto& l : loops_) l->ctx_.reset();
 }
 

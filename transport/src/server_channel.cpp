@@ -16,6 +16,19 @@ namespace netbuf {
 // ------------------------------------------------------------------ State (one acceptor)
 
 void ServerChannel::State::acceptNext() {
+  if (detail::IoUringLoop* ring = loop->ioUring()) {
+    if (closed.load(std::memory_order_acquire) || paused) {
+      ring->cancel(ringAccept);  // accepting turns false with its last completion
+      return;
+    }
+    accepting = true;
+    if (ringAccept.inFlight()) return;
+    ringAccept.state = this;
+    io_uring_sqe* sqe = ring->prepare(ringAccept, shared_from_this());
+    io_uring_prep_multishot_accept(sqe, acceptor.native_handle(), nullptr, nullptr,
+                                   SOCK_NONBLOCK | SOCK_CLOEXEC);
+    return;
+  }
   if (closed.load(std::memory_order_acquire) || paused) {
     accepting = false;
     return;
@@ -35,18 +48,7 @@ void ServerChannel::State::onAccept(const boost::system::error_code& ec,
                                     SocketChannel::Socket socket, EventLoop& child) {
   accepting = false;
   if (ec == boost::asio::error::operation_aborted || closed.load(std::memory_order_acquire)) return;
-  if (ec) {
-    // EMFILE and friends: report, then try again shortly instead of spinning.
-    reportError(std::make_exception_ptr(std::system_error(
-        ec.value(), std::system_category(), fmt::format("accept on {}", shared->address))));
-    auto timer = std::make_shared<boost::asio::steady_timer>(loop->context());
-    timer->expires_after(std::chrono::milliseconds(10));
-    timer->async_wait([self = shared_from_this(), timer](const boost::system::error_code&) {
-      if (!self->accepting) self->acceptNext();
-    });
-    return;
-  }
-  accepted.fetch_add(1, std::memory_order_relaxed);
+  if (ec) return acceptFailed(ec.value());
   std::shared_ptr<SocketChannel> ch;
   try {
     ch = SocketChannel::create(child, std::move(socket), shared->childOptions);
@@ -55,6 +57,46 @@ void ServerChannel::State::onAccept(const boost::system::error_code& ec,
     acceptNext();
     return;
   }
+  acceptedChannel(std::move(ch));
+  acceptNext();
+}
+
+void ServerChannel::State::onRingAccept(int res, unsigned flags) {
+  const bool more = (flags & IORING_CQE_F_MORE) != 0;
+  if (!more) accepting = false;
+  if (res >= 0) {
+    if (closed.load(std::memory_order_acquire)) {
+      ::close(res);
+    } else {
+      EventLoop& child = ownLoopChildren ? *loop : group->next();
+      try {
+        acceptedChannel(SocketChannel::create(child, res, shared->childOptions));  // owns res
+      } catch (...) {
+        reportError(std::current_exception());
+      }
+    }
+  } else if (res != -ECANCELED && !closed.load(std::memory_order_acquire)) {
+    if (!more) return acceptFailed(-res);
+    reportError(std::make_exception_ptr(std::system_error(
+        -res, std::system_category(), fmt::format("accept on {}", shared->address))));
+  }
+  if (!more && !closed.load(std::memory_order_acquire) && !paused) acceptNext();
+}
+
+void ServerChannel::State::acceptFailed(int err) {
+  // EMFILE and friends: report, then try again shortly instead of spinning.
+  accepting = false;
+  reportError(std::make_exception_ptr(std::system_error(
+      err, std::system_category(), fmt::format("accept on {}", shared->address))));
+  auto timer = std::make_shared<boost::asio::steady_timer>(loop->context());
+  timer->expires_after(std::chrono::milliseconds(10));
+  timer->async_wait([self = shared_from_this(), timer](const boost::system::error_code&) {
+    if (!self->accepting) self->acceptNext();
+  });
+}
+
+void ServerChannel::State::acceptedChannel(std::shared_ptr<SocketChannel> ch) {
+  accepted.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> g(childrenMutex);
     // Drop entries of closed channels now and then, so the list stays the size of the open set.
@@ -76,7 +118,6 @@ void ServerChannel::State::onAccept(const boost::system::error_code& ec,
       // The server's loop is shutting down: the connection is dropped (its socket closes).
     }
   }
-  acceptNext();
 }
 
 void ServerChannel::State::reportError(std::exception_ptr error) {
@@ -97,6 +138,8 @@ void ServerChannel::State::closeOnLoop() {
   if (shutdownHook != 0) {
     loop->removeShutdownHook(std::exchange(shutdownHook, 0));
   }
+  if (detail::IoUringLoop* ring = loop->ioUring(); ring != nullptr && !loop->isTerminated())
+    ring->cancel(ringAccept);  // holds the listening socket open until it completes
   boost::system::error_code ignored;
   acceptor.close(ignored);
   if (shared->openAcceptors.fetch_sub(1, std::memory_order_acq_rel) == 1) shared->allClosed(shared);
@@ -284,6 +327,7 @@ void ServerChannel::onAutoReadChanged() {
     auto apply = [state, on] {
       state->paused = !on;
       if (on && !state->accepting) state->acceptNext();
+      if (!on && state->loop->ioUring() != nullptr) state->acceptNext();  // cancels the accept
     };
     if (state->loop->inEventLoop()) {
       apply();

@@ -1,6 +1,10 @@
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/error.hpp>
@@ -10,6 +14,8 @@
 #include <netbuf/transport/socket_channel.hpp>
 
 #include "detail/endpoint_format.hpp"
+#include "detail/io_uring_loop.hpp"
+#include "detail/socket_channel_ring.hpp"
 
 namespace netbuf {
 
@@ -47,6 +53,27 @@ std::shared_ptr<SocketChannel> SocketChannel::create(EventLoop& loop, Socket soc
   return make<SocketChannel>(loop, std::move(socket), options);
 }
 
+std::shared_ptr<SocketChannel> SocketChannel::create(EventLoop& loop, int fd,
+                                                     const ChannelOptions& options) {
+  if (loop.ioUring() != nullptr) return make<SocketChannel>(loop, fd, options);
+  // On Asio the descriptor becomes a socket of the loop's io_context, of the family it has.
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw std::system_error(err, std::system_category(), "SocketChannel::create: getsockname");
+  }
+  Socket socket(loop.context());
+  boost::system::error_code ec;
+  socket.assign(boost::asio::generic::stream_protocol(addr.ss_family, 0), fd, ec);
+  if (ec) {
+    ::close(fd);
+    throw std::system_error(ec.value(), std::system_category(), "SocketChannel::create");
+  }
+  return make<SocketChannel>(loop, std::move(socket), options);
+}
+
 SocketChannel::SocketChannel(EventLoop& loop, Socket socket, const ChannelOptions& options)
     : EventLoopChannel(
           loop,
@@ -55,6 +82,41 @@ SocketChannel::SocketChannel(EventLoop& loop, Socket socket, const ChannelOption
       socket_(std::move(socket)),
       options_(options),
       readSizes_(readSizeTable(options.minReadSize, options.maxReadSize)) {
+  init(socket_.native_handle(), options);
+  if (loop.ioUring() != nullptr) {
+    // A socket Asio connected (Bootstrap) or accepted: the ring takes its descriptor over, and
+    // Asio's epoll no longer watches it.
+    boost::system::error_code ec;
+    const int fd = socket_.release(ec);
+    if (ec) throw std::system_error(ec.value(), std::system_category(), "SocketChannel: release");
+    ring_ = std::make_unique<RingIo>(*this, *loop.ioUring(), fd);
+  }
+}
+
+SocketChannel::SocketChannel(EventLoop& loop, int fd, const ChannelOptions& options)
+    : EventLoopChannel(
+          loop,
+          options.allocator != nullptr ? *options.allocator : ByteBufAllocator::defaultAllocator(),
+          options.writeBufferHighWaterMark, options.writeBufferLowWaterMark),
+      socket_(loop.context()),
+      options_(options),
+      readSizes_(readSizeTable(options.minReadSize, options.maxReadSize)) {
+  try {
+    ring_ = std::make_unique<RingIo>(*this, *loop.ioUring(), fd);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  init(fd, options);
+}
+
+int SocketChannel::nativeHandle() noexcept { return ring_ ? ring_->fd : socket_.native_handle(); }
+
+std::size_t SocketChannel::nextReadSize() const noexcept {
+  return ring_ ? detail::IoUringLoop::kBufferSize : readSizes_[readSizeIndex_];
+}
+
+void SocketChannel::init(int fd, const ChannelOptions& options) {
   setAutoReadFlag(options.autoRead);  // not active yet: only records the flag
   if (options.writeBufferLowWaterMark > options.writeBufferHighWaterMark) {
     throw IllegalArgumentError(
@@ -67,19 +129,21 @@ SocketChannel::SocketChannel(EventLoop& loop, Socket socket, const ChannelOption
   iov_.reserve(64);
   // The addresses are read once, here: afterwards they are plain values any thread may read (the
   // socket itself belongs to the loop, and its descriptor is closed there).
-  boost::system::error_code ec;
-  const auto local = socket_.local_endpoint(ec);
-  if (!ec) {
-    domain_ = detail::isDomain(local);
-    localAddress_ = detail::formatEndpoint(local);
-    localTcp_ = detail::toTcp(local);
+  boost::asio::generic::stream_protocol::endpoint ep;
+  auto len = static_cast<socklen_t>(ep.capacity());
+  if (::getsockname(fd, ep.data(), &len) == 0) {
+    ep.resize(len);
+    domain_ = detail::isDomain(ep);
+    localAddress_ = detail::formatEndpoint(ep);
+    localTcp_ = detail::toTcp(ep);
   } else {
     localAddress_ = "?";
   }
-  const auto remote = socket_.remote_endpoint(ec);
-  if (!ec) {
-    remoteAddress_ = detail::formatEndpoint(remote);
-    remoteTcp_ = detail::toTcp(remote);
+  len = static_cast<socklen_t>(ep.capacity());
+  if (::getpeername(fd, ep.data(), &len) == 0) {
+    ep.resize(len);
+    remoteAddress_ = detail::formatEndpoint(ep);
+    remoteTcp_ = detail::toTcp(ep);
   } else {
     remoteAddress_ = "?";
   }
@@ -95,20 +159,24 @@ SocketChannel::~SocketChannel() {
 }
 
 void SocketChannel::start(const Initializer& init) {
-  boost::system::error_code ignored;
+  const int fd = nativeHandle();
+  auto setInt = [fd](int level, int name, int value) {
+    ::setsockopt(fd, level, name, &value, sizeof value);  // best effort, as Netty's options are
+  };
   if (!domain_) {
-    socket_.set_option(tcp::no_delay(options_.tcpNoDelay), ignored);
-    socket_.set_option(boost::asio::socket_base::keep_alive(options_.keepAlive), ignored);
+    setInt(IPPROTO_TCP, TCP_NODELAY, options_.tcpNoDelay ? 1 : 0);
+    setInt(SOL_SOCKET, SO_KEEPALIVE, options_.keepAlive ? 1 : 0);
   }
-  if (options_.sendBufferSize > 0)
-    socket_.set_option(boost::asio::socket_base::send_buffer_size(options_.sendBufferSize),
-                       ignored);
-  if (options_.receiveBufferSize > 0) {
-    socket_.set_option(boost::asio::socket_base::receive_buffer_size(options_.receiveBufferSize),
-                       ignored);
+  if (options_.sendBufferSize > 0) setInt(SOL_SOCKET, SO_SNDBUF, options_.sendBufferSize);
+  if (options_.receiveBufferSize > 0) setInt(SOL_SOCKET, SO_RCVBUF, options_.receiveBufferSize);
+  // Writes are made directly (flush writes at once; file regions on both transports) and must
+  // never block the loop.
+  if (ring_) {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  } else {
+    boost::system::error_code ignored;
+    socket_.non_blocking(true, ignored);
   }
-  // Writes are made directly (flush writes at once) and must never block the loop.
-  socket_.non_blocking(true, ignored);
   if (eventLoop().isShuttingDown()) {  // its hooks have run: nothing would ever close it
     doClose();
     return;
@@ -133,10 +201,30 @@ void SocketChannel::start(const Initializer& init) {
 // ------------------------------------------------------------------ reading
 
 void SocketChannel::onAutoReadChanged() {
+  if (ring_) {
+    if (!isAutoRead()) {
+      if (reading_) ringStopRead();
+      return;
+    }
+    if (!open_ || !active_) return;
+    if (!ring_->stash.empty() || ring_->eof) {
+      // Delivered from a later loop task, never inside the handler that turned reading on.
+      if (ring_->drainPosted) return;
+      auto self = std::static_pointer_cast<SocketChannel>(weak_from_this().lock());
+      if (self == nullptr) return;
+      ring_->drainPosted = true;
+      boost::asio::post(eventLoop().context(), [self = std::move(self)] {
+        self->ring_->drainPosted = false;
+        self->ringDrainStash();
+      });
+      return;
+    }
+  }
   if (isAutoRead() && open_ && active_ && !reading_) startRead();
 }
 
 void SocketChannel::startRead() {
+  if (ring_) return ringStartRead();
   reading_ = true;
   ByteBuf buf = alloc().buffer(readSizes_[readSizeIndex_]);
   auto target = buf.writableBuffer();
@@ -238,7 +326,24 @@ void SocketChannel::consumeWritten(std::size_t n) {
   }
 }
 
+void SocketChannel::fillIovecs() {
+  iov_.clear();
+  auto add = [&](const void* p, std::size_t n) { iov_.push_back(iovec{const_cast<void*>(p), n}); };
+  for (auto& w : flushed_) {
+    if (iov_.size() >= kMaxIovecs || w.file.isValid()) break;
+    if (auto* b = std::get_if<ByteBuf>(&w.buf)) {
+      if (b->isReadable()) add(b->readableBuffer().data(), b->readableBytes());
+    } else {
+      for (const auto& piece : std::get<CompositeByteBuf>(w.buf).readableBuffers()) {
+        if (iov_.size() >= kMaxIovecs) break;
+        add(piece.data(), piece.size());
+      }
+    }
+  }
+}
+
 void SocketChannel::writeFlushed() {
+  if (ring_) return ringWriteFlushed();
   if (!open_) return;
   inWrite_ = true;
   struct Reset {
@@ -288,21 +393,7 @@ void SocketChannel::writeFlushed() {
       if (!open_) return;
       continue;
     }
-    iov_.clear();
-    auto add = [&](const void* p, std::size_t n) {
-      iov_.push_back(iovec{const_cast<void*>(p), n});
-    };
-    for (auto& w : flushed_) {
-      if (iov_.size() >= kMaxIovecs || w.file.isValid()) break;
-      if (auto* b = std::get_if<ByteBuf>(&w.buf)) {
-        if (b->isReadable()) add(b->readableBuffer().data(), b->readableBytes());
-      } else {
-        for (const auto& piece : std::get<CompositeByteBuf>(w.buf).readableBuffers()) {
-          if (iov_.size() >= kMaxIovecs) break;
-          add(piece.data(), piece.size());
-        }
-      }
-    }
+    fillIovecs();
     msghdr mh{};
     mh.msg_iov = iov_.data();
     mh.msg_iovlen = iov_.size();
@@ -348,8 +439,12 @@ void SocketChannel::afterDrained() {
   if (shutdownOutputPending_) {
     shutdownOutputPending_ = false;
     outputShutdown_.store(true, std::memory_order_release);
-    boost::system::error_code ignored;
-    socket_.shutdown(Socket::shutdown_send, ignored);
+    if (ring_) {
+      ::shutdown(ring_->fd, SHUT_WR);
+    } else {
+      boost::system::error_code ignored;
+      socket_.shutdown(Socket::shutdown_send, ignored);
+    }
   }
 }
 
@@ -384,8 +479,12 @@ void SocketChannel::closeWithError(const boost::system::error_code& ec) {
 void SocketChannel::doClose() {
   if (!open_) return;
   CloseGuard guard = beginClose();
-  boost::system::error_code ignored;
-  socket_.close(ignored);
+  if (ring_) {
+    ringClose();
+  } else {
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+  }
   failWrites(flushed_, [](const QueuedWrite& w) { return w.remaining; });
   failWrites(unflushed_, [](const QueuedWrite& w) { return w.remaining; });
   endClose();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "endpoint_format.hpp"
+#include "io_uring_loop.hpp"
 
 namespace netbuf {
 
@@ -66,6 +67,19 @@ struct ServerChannel::State : std::enable_shared_from_this<ServerChannel::State>
   void acceptNext();
   void onAccept(const boost::system::error_code& ec, SocketChannel::Socket socket,
                 EventLoop& child);
+  /// An accept failed (EMFILE and friends): reported, and tried again shortly, not in a spin.
+  void acceptFailed(int err);
+  /// A new connection's channel: to the server's pipeline or straight to its child handler.
+  void acceptedChannel(std::shared_ptr<SocketChannel> ch);
+
+  // The IoUring transport: one multishot accept on the acceptor's descriptor, armed while
+  // accepting, cancelled when paused or closed.
+  struct RingAccept final : detail::RingOp {
+    State* state = nullptr;
+    void complete(int res, unsigned flags) override { state->onRingAccept(res, flags); }
+  };
+  RingAccept ringAccept;
+  void onRingAccept(int res, unsigned flags);
   /// An accept error or a failed child: to the server's pipeline (on the server's loop).
   void reportError(std::exception_ptr error);
   /// Closes the acceptor and counts it out (once). Loop thread, or once the loop has terminated.

@@ -62,6 +62,7 @@
 #include <netbuf/transport/detail/async_op.hpp>
 #include <netbuf/transport/event_loop_executor.hpp>
 #include <netbuf/transport/rejected_execution_error.hpp>
+#include <netbuf/transport/transport.hpp>
 #include <optional>
 #include <thread>
 #include <type_traits>
@@ -69,6 +70,10 @@
 #include <vector>
 
 namespace netbuf {
+
+namespace detail {
+class IoUringLoop;
+}
 
 class EventLoop final : public ChannelExecutor {
  public:
@@ -83,6 +88,11 @@ class EventLoop final : public ChannelExecutor {
   }
   /// Position of this loop in its group.
   std::size_t index() const noexcept { return index_; }
+  /// The loop's transport: Transport::Asio or Transport::IoUring (transport.hpp).
+  Transport transport() const noexcept { return ring_ ? Transport::IoUring : Transport::Asio; }
+  /// The loop's ring on the IoUring transport, nullptr on Asio (for the transport's channels).
+  detail::IoUringLoop* ioUring() const noexcept { return ring_.get(); }
+  ~EventLoop();
 
   /// This loop as an Asio executor (event_loop_executor.hpp): for co_spawn, timers, dispatch and
   /// post; the default executor of the completion handlers of netbuf's operations on this loop.
@@ -148,7 +158,7 @@ class EventLoop final : public ChannelExecutor {
   friend class EventLoopGroup;
   friend class EventLoopExecutor;
 
-  EventLoop(std::size_t index) : index_(index) {}
+  explicit EventLoop(std::size_t index);
 
   /// Counts a submitter in while it posts, so shutdown can wait for it (see EventLoopGroup::stop).
   struct Admission {
@@ -186,6 +196,8 @@ class EventLoop final : public ChannelExecutor {
   [[noreturn]] static void throwDestroyed();
   void reportFailure(std::exception_ptr e) noexcept;
   void run() noexcept;
+  /// run() on the IoUring transport: completions of the ring, then the io_context's handlers.
+  void runRing();
 
   std::thread thread_;
   std::size_t index_;
@@ -223,6 +235,10 @@ class EventLoop final : public ChannelExecutor {
   bool contextGone_ = false;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
       ctx_->get_executor()};
+  // The IoUring transport's ring (nullptr on Asio). Made by the group before the thread starts;
+  // torn down by the group's destructor after every context has been shut down and before any is
+  // destroyed (it watches its descriptor through the io_context).
+  std::unique_ptr<detail::IoUringLoop> ring_;
 };
 
 // ------------------------------------------------------------------ EventLoopExecutor
@@ -264,13 +280,17 @@ class EventLoopGroup {
   static constexpr std::chrono::milliseconds kDefaultQuietPeriod{2000};
   static constexpr std::chrono::milliseconds kDefaultTimeout{15000};
 
-  /// Starts nThreads loops (0: std::thread::hardware_concurrency(), at least 1).
-  explicit EventLoopGroup(std::size_t nThreads = 0);
+  /// Starts nThreads loops (0: std::thread::hardware_concurrency(), at least 1) on the given
+  /// transport (transport.hpp; Default: NETBUF_TRANSPORT, else Asio). Throws
+  /// TransportUnavailableError when the system refuses Transport::IoUring.
+  explicit EventLoopGroup(std::size_t nThreads = 0, Transport transport = Transport::Default);
   ~EventLoopGroup();
   EventLoopGroup(const EventLoopGroup&) = delete;
   EventLoopGroup& operator=(const EventLoopGroup&) = delete;
 
   std::size_t size() const noexcept { return loops_.size(); }
+  /// The transport the group's loops run: Transport::Asio or Transport::IoUring.
+  Transport transport() const noexcept { return transport_; }
   EventLoop& loop(std::size_t i) { return *loops_.at(i); }
   /// The next loop, round robin (how channels are spread over the loops).
   EventLoop& next() noexcept {
@@ -329,6 +349,7 @@ class EventLoopGroup {
 
   void checkNotOnLoop(const char* what);
 
+  Transport transport_ = Transport::Asio;
   std::vector<std::unique_ptr<EventLoop>> loops_;
   std::atomic<std::size_t> next_{0};
   std::mutex shutdownMutex_;

@@ -33,6 +33,15 @@
 // shutdownOutput() half-closes: queued writes are flushed first, then the write side is shut down;
 // reading goes on.
 //
+// On the IoUring transport (transport.hpp) the same channel does its I/O through its loop's ring:
+// reading is one multishot receive into the loop's provided buffers (each completion is one
+// channelRead of the ring's buffer as it is, no copy; nextReadSize() is the ring's buffer size,
+// minReadSize/initialReadSize/maxReadSize do not apply), a flush is one sendmsg submission
+// (submitted with the loop turn's others; while it is in flight, further flushes queue), file
+// regions still go out with sendfile. autoRead off cancels the receive; data that arrives before
+// the cancellation takes is kept and delivered once autoRead is on again. Everything else (options,
+// water marks, listeners, half-close, closing, threading) is as described here.
+//
 // Threading: handlers run on the channel's loop. write, flush, writeAndFlush, close,
 // closeGracefully, shutdownOutput, setAutoRead, close(token) and waitClosed may be called from any
 // thread (Channel's rule: handed to the loop in the caller's order); isOpen, isActive, isWritable,
@@ -106,6 +115,10 @@ class SocketChannel final : public EventLoopChannel {
                                                const ChannelOptions& options) {
     return create(loop, Socket(std::move(socket)), options);
   }
+  /// Adopts a connected stream socket's descriptor (TCP or Unix domain; the channel closes it),
+  /// as accept or connect would have handed it over; then start() as for the others.
+  static std::shared_ptr<SocketChannel> create(EventLoop& loop, int fd,
+                                               const ChannelOptions& options);
   /// Applies the options, runs init, fires channelActive and starts reading (loop thread). When
   /// the loop is shutting down the channel is closed instead (init does not run); when init
   /// throws, the channel is closed and the exception goes on to the caller.
@@ -132,7 +145,7 @@ class SocketChannel final : public EventLoopChannel {
   bool isOutputShutdown() const noexcept { return outputShutdown_.load(std::memory_order_acquire); }
 
   /// The size the next read's buffer will have (loop thread).
-  std::size_t nextReadSize() const noexcept { return readSizes_[readSizeIndex_]; }
+  std::size_t nextReadSize() const noexcept;
 
  private:
   friend class EventLoopChannel;  // make()
@@ -144,7 +157,15 @@ class SocketChannel final : public EventLoopChannel {
     FileRegion file = {};  // valid: this write is a file region (buf is empty)
   };
 
+  /// The IoUring transport's part of the channel (socket_channel_ring.cpp).
+  struct RingIo;
+
   SocketChannel(EventLoop& loop, Socket socket, const ChannelOptions& options);
+  /// On a loop of the IoUring transport: the channel owns fd (never seen by Asio's epoll).
+  SocketChannel(EventLoop& loop, int fd, const ChannelOptions& options);
+  void init(int fd, const ChannelOptions& options);
+  /// The socket's descriptor, whichever transport holds it.
+  int nativeHandle() noexcept;
 
   void doWrite(Message msg, WriteListener* listener) override;
   void doFlush() override;
@@ -166,6 +187,18 @@ class SocketChannel final : public EventLoopChannel {
   /// Waits for the socket to take more (its buffer was full), then goes on with writeFlushed().
   void waitWritable();
   void closeWithError(const boost::system::error_code& ec);
+  /// The gather list for the buffers at the front of flushed_ (up to a file region).
+  void fillIovecs();
+
+  // The IoUring transport (socket_channel_ring.cpp).
+  void ringStartRead();
+  void ringStopRead();
+  void onRingRead(int res, unsigned flags);
+  /// Delivers what arrived while autoRead was off (then the end of stream, if it came).
+  void ringDrainStash();
+  void ringWriteFlushed();
+  void onRingSent(int res);
+  void ringClose() noexcept;
 
   Socket socket_;
   ChannelOptions options_;
@@ -186,6 +219,7 @@ class SocketChannel final : public EventLoopChannel {
   bool waitingWrite_ = false;  // a wait for writability (or a yield) is pending: flush only queues
   bool shutdownOutputPending_ = false;
   bool closeWhenDrained_ = false;
+  std::unique_ptr<RingIo> ring_;  // on the IoUring transport only
 };
 
 }  // namespace netbuf
