@@ -26,7 +26,11 @@ constexpr OptionSpec kBenchEchoOptions[] = {
     {"--seconds", "S",
      "measured seconds per row, in (0, 3600]; each row first warms up\nfor min(0.5, S/2) seconds",
      "1"},
-    {"--impl", "I", "'both', 'netbuf' or 'asio' (plain Boost.Asio, the floor)", "both"},
+    {"--impl", "I",
+     "the servers: 'both' (asio and netbuf), 'all' (also netbuf-io_uring,\nskipped with "
+     "the reason where io_uring is unavailable), or one of\n'netbuf' (netbuf's on the asio "
+     "transport), 'netbuf-io_uring' (on\nio_uring) and 'asio' (plain Boost.Asio, the floor)",
+     "both"},
     {"--json", "", "one JSON object on stdout instead of the table"},
 };
 
@@ -59,11 +63,12 @@ constexpr Subcommand kBench[] = {
      kBenchHttpOptions, runBenchHttp},
     {"echo", "the echo server matrix, netbuf against the plain-Asio floor, in-process",
      "Starts an echo server in this process on 127.0.0.1 (port 0, one I/O thread) and drives it\n"
-     "with the load client (one thread) over the standard matrix: 1 and 16 connections x 128 B\n"
-     "and 16 KiB messages x window 1 and 64. One row per case and server; with both servers,\n"
-     "each case runs on both back to back (same conditions) and the netbuf/asio ratio of\n"
-     "messages per second follows, then the ratio of the server threads' CPU time per message\n"
-     "(asio's / netbuf's; /proc, Linux). Exits 1 when a row had an error or completed nothing.",
+     "with the load client (one thread, on asio) over the standard matrix: 1 and 16 connections\n"
+     "x 128 B and 16 KiB messages x window 1 and 64. One row per case and server; with several\n"
+     "servers, each case runs on all of them back to back (same conditions), and each netbuf\n"
+     "row is followed by its ratio to asio's messages per second, then the ratio of the server\n"
+     "threads' CPU time per message (asio's / netbuf's; /proc, Linux). Exits 1 when a row had\n"
+     "an error or completed nothing.",
      kBenchEchoOptions, runBenchEcho},
     {"accept", "connections accepted per second: one acceptor, or one per loop",
      "Connections accepted per second by a netbuf server with L loops and C client threads\n"
@@ -75,17 +80,25 @@ constexpr Subcommand kBench[] = {
      kBenchAcceptOptions, runBenchAccept},
 };
 
-// ---- TLS options shared by the servers and by the clients
+// ---- options shared by the servers (TLS, transport) and by the clients (TLS)
 
-/// a's options, then b's: one table per subcommand, the shared rows written once.
-template <std::size_t N, std::size_t M>
-constexpr std::array<OptionSpec, N + M> joinOptions(const OptionSpec (&a)[N],
-                                                    const OptionSpec (&b)[M]) {
-  std::array<OptionSpec, N + M> out{};
-  for (std::size_t i = 0; i < N; ++i) out[i] = a[i];
-  for (std::size_t i = 0; i < M; ++i) out[N + i] = b[i];
+/// The tables' options, in order: one table per subcommand, the shared rows written once.
+template <std::size_t... N>
+constexpr std::array<OptionSpec, (N + ...)> joinOptions(const OptionSpec (&... tables)[N]) {
+  std::array<OptionSpec, (N + ...)> out{};
+  std::size_t k = 0;
+  const auto append = [&](const auto& table) {
+    for (const OptionSpec& o : table) out[k++] = o;
+  };
+  (append(tables), ...);
   return out;
 }
+
+constexpr OptionSpec kTransportServerOptions[] = {
+    {"--transport", "T",
+     "the loops' I/O: 'asio' (epoll), 'io_uring' (Linux 6.0+) or 'auto'\n(io_uring where "
+     "the system allows it, else asio); default:\n$NETBUF_TRANSPORT, else asio"},
+};
 
 constexpr OptionSpec kTlsServerOptions[] = {
     {"--tls-cert", "FILE",
@@ -119,13 +132,15 @@ constexpr OptionSpec kServeEchoOptionsBase[] = {
      "server, the floor netbuf is measured against)",
      "netbuf"},
 };
-constexpr auto kServeEchoOptions = joinOptions(kServeEchoOptionsBase, kTlsServerOptions);
+constexpr auto kServeEchoOptions =
+    joinOptions(kServeEchoOptionsBase, kTransportServerOptions, kTlsServerOptions);
 
-constexpr OptionSpec kServeRpcOptions[] = {
+constexpr OptionSpec kServeRpcOptionsBase[] = {
     {"--host", "ADDR", "address to listen on", "127.0.0.1"},
     {"--port", "P", "port; 0: any free port, printed", "0"},
     {"--threads", "T", "I/O threads, 1..1024", "1"},
 };
+constexpr auto kServeRpcOptions = joinOptions(kServeRpcOptionsBase, kTransportServerOptions);
 
 constexpr OptionSpec kServeHttpOptionsBase[] = {
     {"--host", "ADDR", "address to listen on", "127.0.0.1"},
@@ -134,7 +149,8 @@ constexpr OptionSpec kServeHttpOptionsBase[] = {
     {"--root", "DIR", "serve DIR's files under /files/"},
     {"--max-content-length", "N", "largest request body; K/M suffixes are binary", "1M"},
 };
-constexpr auto kServeHttpOptions = joinOptions(kServeHttpOptionsBase, kTlsServerOptions);
+constexpr auto kServeHttpOptions =
+    joinOptions(kServeHttpOptionsBase, kTransportServerOptions, kTlsServerOptions);
 
 constexpr OptionSpec kServeRedisOptionsBase[] = {
     {"--host", "ADDR", "address to listen on", "127.0.0.1"},
@@ -146,17 +162,21 @@ constexpr OptionSpec kServeRedisOptionsBase[] = {
     {"--maxclients", "N", "connections open at once (Redis's maxclients); none by default"},
     {"--timeout", "S", "close connections idle for S seconds (Redis's timeout); 0: never", "0"},
 };
-constexpr auto kServeRedisOptions = joinOptions(kServeRedisOptionsBase, kTlsServerOptions);
+constexpr auto kServeRedisOptions =
+    joinOptions(kServeRedisOptionsBase, kTransportServerOptions, kTlsServerOptions);
 
 constexpr Subcommand kServe[] = {
     {"echo", "an echo server (TCP, Unix domain socket or UDP) until SIGINT/SIGTERM",
      "Prints 'listening on ADDR:PORT' (or 'listening on unix:PATH', 'listening on\n"
-     "udp:ADDR:PORT') first, on one line; on SIGINT or SIGTERM stops and prints what it served.\n"
+     "udp:ADDR:PORT') first, on one line, then 'transport: T' (asio or io_uring: what the\n"
+     "loops run; UDP goes through asio on either); on SIGINT or SIGTERM stops and prints what\n"
+     "it served. --transport chooses netbuf's transport, for --impl netbuf.\n"
      "With --tls-cert and --tls-key every connection runs TLS (TCP or --unix, --impl netbuf):\n"
      "an SslHandler first in its pipeline, the echo behind it.",
      kServeEchoOptions, runServeEcho},
     {"rpc", "the demo MessagePack-RPC server until SIGINT/SIGTERM",
-     "Prints 'listening on ADDR:PORT' first, on one line. Methods:\n"
+     "Prints 'listening on ADDR:PORT' first, on one line, then 'transport: T' (asio or\n"
+     "io_uring). Methods:\n"
      "  echo(...)        returns its params array\n"
      "  add(a, b)        a + b (integers; overflow -> error)\n"
      "  put(key, bin)    stores the bin under the str key, returns nil\n"
@@ -164,7 +184,8 @@ constexpr Subcommand kServe[] = {
      "  sleep(ms)        replies ms after ms milliseconds (asynchronous)",
      kServeRpcOptions, runServeRpc},
     {"http", "the demo HTTP/1.1 server until SIGINT/SIGTERM",
-     "Prints 'listening on ADDR:PORT' first, on one line. Routes:\n"
+     "Prints 'listening on ADDR:PORT' first, on one line, then 'transport: T' (asio or\n"
+     "io_uring). Routes:\n"
      "  GET  /           Hello, World! (text/plain)\n"
      "  POST /echo       the request body\n"
      "  GET  /files/REL  DIR/REL with --root DIR (no path leaves DIR)\n"
@@ -172,11 +193,12 @@ constexpr Subcommand kServe[] = {
      "With --tls-cert and --tls-key it serves HTTPS instead (ALPN: http/1.1).",
      kServeHttpOptions, runServeHttp},
     {"redis", "the Redis server (RESP2 and RESP3, in memory) until SIGINT/SIGTERM",
-     "Prints 'listening on ADDR:PORT' first, on one line. Strings, lists, sets, hashes and\n"
-     "sorted sets with expiry, for redis-cli, redis-benchmark and Redis client libraries;\n"
-     "nothing is persisted. With --threads T > 1 each thread owns the keys of its shard:\n"
-     "commands whose keys span shards run split (MGET, MSET, DEL, EXISTS...) or are refused\n"
-     "with -CROSSSLOT, as in Redis Cluster; keys sharing a {hash tag} share a shard.\n"
+     "Prints 'listening on ADDR:PORT' first, on one line, then 'transport: T' (asio or\n"
+     "io_uring). Strings, lists, sets, hashes and sorted sets with expiry, for redis-cli,\n"
+     "redis-benchmark and Redis client libraries; nothing is persisted. With --threads T > 1\n"
+     "each thread owns the keys of its shard: commands whose keys span shards run split (MGET,\n"
+     "MSET, DEL, EXISTS...) or are refused with -CROSSSLOT, as in Redis Cluster; keys sharing\n"
+     "a {hash tag} share a shard.\n"
      "With --tls-cert and --tls-key every connection runs TLS (redis-cli --tls).",
      kServeRedisOptions, runServeRedis},
 };

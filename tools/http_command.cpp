@@ -20,6 +20,7 @@
 #include "commands.hpp"
 #include "stop_signals.hpp"
 #include "tls_options.hpp"
+#include "transport_options.hpp"
 
 namespace netbuf::tools {
 
@@ -27,6 +28,7 @@ int runServeHttp(const ParsedOptions& options) {
   const std::string host = options.text("--host");
   const std::uint16_t port = options.port("--port");
   const std::size_t threads = options.count("--threads", 1, 1024);
+  const Transport transport = serverTransport(options);
   HttpServer::Options opt;
   opt.maxContentLength = options.bytes("--max-content-length");
   // ALPN: a client that offers protocols (curl, browsers) learns it speaks HTTP/1.1 here.
@@ -53,9 +55,10 @@ int runServeHttp(const ParsedOptions& options) {
         return res;
       });
   if (root) server.staticFiles("/files/", *root);
-  EventLoopGroup group(threads);
+  EventLoopGroup group(threads, transport);
   auto channel = server.bind(group, host, port);
   printListening(host, channel->port());
+  printTransport(group.transport());
 
   const char* sig = waitForStopSignal(signals);
   server.shutdownGracefully(std::chrono::seconds(5));

@@ -21,6 +21,7 @@
 #include "rpc_load.hpp"
 #include "rpc_service.hpp"
 #include "stop_signals.hpp"
+#include "transport_options.hpp"
 
 namespace netbuf::tools {
 
@@ -28,6 +29,7 @@ int runServeRpc(const ParsedOptions& options) {
   const std::string host = options.text("--host");
   const std::uint16_t port = options.port("--port");
   const std::size_t threads = options.count("--threads", 1, 1024);
+  const Transport transport = serverTransport(options);
 
   const sigset_t signals = blockStopSignals();  // before the loops' threads exist
 
@@ -44,9 +46,10 @@ int runServeRpc(const ParsedOptions& options) {
     std::fprintf(stderr, "netbuf serve rpc: protocol error from %s, closing: %s\n",
                  ch.remoteAddress().c_str(), what.c_str());
   });
-  EventLoopGroup group(threads);
+  EventLoopGroup group(threads, transport);
   auto server = rpc.bind(group, host, port);
   printListening(host, server->port());
+  printTransport(group.transport());
 
   const char* sig = waitForStopSignal(signals);
   server->close();

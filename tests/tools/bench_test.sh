@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Short runs of the `netbuf` benchmarks and load generators, checked through their JSON output:
-# every expected row is there, with sane values and no errors (bench strings, bench echo, bench
-# accept; load echo against serve echo and load rpc against serve rpc, each a separate process).
+# every expected row is there, with sane values and no errors (bench strings, bench echo, also
+# with --impl all, bench accept; load echo against serve echo and load rpc against serve rpc, each
+# a separate process).
 # Usage: bench_test.sh <path to the netbuf executable>
 set -uo pipefail
 netbuf="$1"
@@ -56,6 +57,20 @@ for r in rows:
     assert r["errors"] == 0 and r["mismatches"] == 0 and r["connections_opened"] == r["connections"], r
     assert 0 < r["p50_us"] <= r["p99_us"] <= r["p999_us"] <= r["max_us"], r
 ' bench echo --seconds 0.2 --json
+
+# --impl all: netbuf also on io_uring, unless the system refuses it (then skipped, with the reason).
+run bench_echo_all '
+assert d["suite"] == "echo" and d["ok"] is True, d
+skipped = d.get("skipped", [])
+assert skipped == [] or ([s["impl"] for s in skipped] == ["netbuf-io_uring"] and skipped[0]["reason"]), skipped
+impls = ["asio", "netbuf"] + ([] if skipped else ["netbuf-io_uring"])
+rows = d["results"]
+assert len(rows) == 8 * len(impls), len(rows)
+# case by case, each on every server back to back, in the same order
+assert [r["impl"] for r in rows] == impls * 8, [r["impl"] for r in rows]
+for r in rows:
+    assert r["messages"] > 0 and r["errors"] == 0 and r["mismatches"] == 0, r
+' bench echo --impl all --seconds 0.1 --json
 
 run bench_accept '
 assert d["suite"] == "accept" and d["ok"] is True and d["loops"] == 2, d

@@ -57,7 +57,7 @@ done <<<"$subcommands"
 # Options that need a value, required options, invalid values.
 expect 2 '^$' '^netbuf bench strings: option --seconds needs a value \(--seconds S\)$' bench strings --seconds
 expect 2 '^$' "^netbuf bench strings: invalid value '0' for --seconds \(seconds in \(0, 3600\]\)$" bench strings --seconds 0
-expect 2 '^$' "^netbuf bench echo: invalid value 'fast' for --impl \(one of both, netbuf, asio\)$" bench echo --impl fast
+expect 2 '^$' "^netbuf bench echo: invalid value 'fast' for --impl \(one of both, all, netbuf, netbuf-io_uring, asio\)$" bench echo --impl fast
 expect 2 '^$' "^netbuf bench accept: invalid value '0' for --loops \(a count in 1..256\)$" bench accept --loops 0
 expect 2 '^$' '^netbuf load echo: --port is required$' load echo
 expect 2 '^$' "^netbuf load echo: invalid value '0' for --port \(a port in 1..65535\)$" load echo --port 0
@@ -70,6 +70,17 @@ expect 2 '^$' "^netbuf serve echo: invalid value 'nginx' for --impl \(one of net
 expect 2 '^$' '^netbuf serve echo: --unix and --udp exclude each other$' serve echo --udp --unix /tmp/x
 expect 2 '^$' '^netbuf serve echo: --unix and --udp are served by --impl netbuf only$' serve echo --udp --impl asio
 expect 2 '^$' "^netbuf serve rpc: invalid value '70000' for --port \(a port in 0..65535\)$" serve rpc --port 70000
+# --transport: a name that is none is a usage error naming those that are (before anything starts).
+for s in echo rpc http redis; do
+  expect 2 '^$' "^netbuf serve $s: invalid value 'epoll' for --transport \(asio, io_uring or auto\)$" serve "$s" --transport epoll
+done
+expect 2 '^$' '^netbuf serve echo: --transport chooses the transport of --impl netbuf only$' serve echo --impl asio --transport asio
+# NETBUF_TRANSPORT (the default) naming no transport: the command fails (1) on one line. (A server
+# that started anyway would run until a signal: the timeout ends it.)
+NETBUF_TRANSPORT=epoll timeout 10 "$netbuf" serve rpc --port 0 </dev/null >"$out" 2>"$err"
+rc=$?
+[ "$rc" -eq 1 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -Eq '^netbuf serve rpc: .*(epoll|NETBUF_TRANSPORT)' "$err" ||
+  fail "NETBUF_TRANSPORT=epoll netbuf serve rpc: exit status $rc, stderr: $(head -3 "$err")"
 expect 2 '^$' "^netbuf json pretty: unknown option '--indent'$" json pretty --indent
 # TLS options that do not go together (checked before any file is read).
 expect 2 '^$' '^netbuf serve echo: --tls-cert and --tls-key are given together$' serve echo --tls-cert /nonexistent

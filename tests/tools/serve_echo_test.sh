@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `netbuf serve echo` over each transport it offers, each driven by a peer written with Python's
-# socket module: TCP, a Unix domain socket (--unix), UDP (--udp); then TLS (--tls-cert, --tls-key
-# with a throwaway self-signed certificate) driven by `openssl s_client` and `netbuf load echo
-# --tls` (verifying with --cacert, refused without it, --insecure). A missing peer fails the test.
+# socket module: TCP (also on --transport asio and io_uring), a Unix domain socket (--unix), UDP
+# (--udp); then TLS (--tls-cert, --tls-key with a throwaway self-signed certificate) driven by
+# `openssl s_client` and `netbuf load echo --tls` (verifying with --cacert, refused without it,
+# --insecure). A missing peer fails the test.
 # Usage: serve_echo_test.sh NETBUF_BINARY
 set -euo pipefail
 netbuf=$1
@@ -38,10 +39,11 @@ stop() {
     { echo "FAIL: unexpected output"; cat "$tmp/out"; exit 1; }
 }
 
-# TCP
-start --port 0
-port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/out")
-"$python" - "$port" <<'PY'
+# One TCP connection to the server's port: 1000 lines sent, all echoed.
+tcp_peer() {
+  local port
+  port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/out")
+  "$python" - "$port" <<'PY'
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
 data = b"".join(b"tcp %d\n" % i for i in range(1000))
@@ -55,8 +57,43 @@ while len(got) < len(data):
 assert got == data, (len(got), len(data))
 s.close()
 PY
+}
+
+# TCP
+start --port 0
+tcp_peer
 stop
 echo "ok: tcp"
+
+# --transport: the line after 'listening on' names what the loops run. io_uring either serves or,
+# where the system refuses it, fails at once: exit 1 and one line saying why.
+start --port 0 --transport asio
+for _ in $(seq 50); do grep -q '^transport: ' "$tmp/out" && break; sleep 0.1; done
+grep -q '^transport: asio$' "$tmp/out" || { echo "FAIL: no 'transport: asio' line"; cat "$tmp/out"; exit 1; }
+tcp_peer
+stop
+"$netbuf" serve echo --port 0 --transport io_uring >"$tmp/out" 2>&1 &
+server_pid=$!
+for _ in $(seq 100); do
+  grep -q '^listening on ' "$tmp/out" && break
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if grep -q '^listening on ' "$tmp/out"; then
+  for _ in $(seq 50); do grep -q '^transport: ' "$tmp/out" && break; sleep 0.1; done
+  grep -q '^transport: io_uring$' "$tmp/out" || { echo "FAIL: no 'transport: io_uring' line"; cat "$tmp/out"; exit 1; }
+  tcp_peer
+  stop
+  echo "ok: --transport asio, io_uring"
+else
+  rc=0
+  wait "$server_pid" || rc=$?
+  server_pid=
+  [ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/out")" -eq 1 ] &&
+    grep -q '^netbuf serve echo: .*io_uring' "$tmp/out" ||
+    { echo "FAIL: serve echo --transport io_uring exited $rc"; cat "$tmp/out"; exit 1; }
+  echo "ok: --transport asio; io_uring unavailable here: $(cat "$tmp/out")"
+fi
 
 # Unix domain socket
 sock=$tmp/echo.sock

@@ -44,6 +44,8 @@ status() { c -o /dev/null -w '%{http_code}' "$@"; }
 
 got=$(c "$base/") || fail "GET /: curl exited $?"
 [ "$got" = "Hello, World!" ] || fail "GET /: $got"
+# The line after 'listening on' (printed before any connection is served) names the transport.
+grep -Eq '^transport: (asio|io_uring)$' "$tmp/out" || fail "no 'transport:' line from serve http"
 got=$(c --data-binary 'some body' -H 'Content-Type: text/x-test' "$base/echo")
 [ "$got" = "some body" ] || fail "POST /echo: $got"
 got=$(c "$base/files/sub/a.txt")

@@ -32,6 +32,8 @@ for threads in 1 3; do
   cli() { timeout 20 redis-cli -h 127.0.0.1 -p "$port" "$@"; }
 
   [ "$(cli PING)" = PONG ] || fail "PING"
+  # The line after 'listening on' (printed before any connection is served) names the transport.
+  grep -Eq '^transport: (asio|io_uring)$' "$tmp/out" || fail "no 'transport:' line from serve redis"
   [ "$(cli SET greeting hello)" = OK ] || fail "SET"
   [ "$(cli GET greeting)" = hello ] || fail "GET"
   [ "$(cli MSET a 1 b 2 c 3 d 4 e 5)" = OK ] || fail "MSET"

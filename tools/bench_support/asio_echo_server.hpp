@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <netbuf/transport/transport.hpp>
 #include <string>
 
 #include "echo_server_stats.hpp"
@@ -47,6 +48,9 @@ struct AsioEchoServerOptions {
   /// NetbufEchoServer only: a server SslContext; every connection runs TLS, with
   /// tls->newHandler() first in its pipeline (the echo handler sees plaintext). Not with udp.
   std::shared_ptr<SslContext> tls;
+  /// NetbufEchoServer only: the transport of its EventLoopGroup (Default: NETBUF_TRANSPORT, else
+  /// Asio); start() throws TransportUnavailableError where the system refuses io_uring.
+  Transport transport = Transport::Default;
 };
 
 class AsioEchoServer : public EchoServerCounters {

@@ -125,7 +125,9 @@ struct Worker {
   /// EventLoop of a group of the worker's own, whose thread runs the worker; the worker's thread
   /// only starts it there and waits for the end.
   explicit Worker(bool onLoop)
-      : group(onLoop ? std::make_unique<EventLoopGroup>(1) : nullptr),
+      // Asio whatever NETBUF_TRANSPORT says: the client is the constant of a benchmark whose
+      // rows differ by their server (bench echo's netbuf and netbuf-io_uring rows).
+      : group(onLoop ? std::make_unique<EventLoopGroup>(1, Transport::Asio) : nullptr),
         ownIoc(onLoop ? nullptr : std::make_unique<asio::io_context>(1)),
         loop(onLoop ? &group->loop(0) : nullptr),
         ioc(onLoop ? loop->context() : *ownIoc),

@@ -23,8 +23,9 @@
 // Threads: run() blocks; the connections are spread round robin over `threads` io_contexts, each
 // run by its own thread with its own statistics (merged at the end), so the hot path takes no lock
 // and allocates nothing per message. With TLS (EchoLoadOptions::tls) each of those is the one
-// EventLoop of a group of its own instead, and the connections are netbuf channels on it. stop()
-// may be called from any thread to end a run early.
+// EventLoop of a group of its own instead (on the Asio transport, whatever NETBUF_TRANSPORT
+// says), and the connections are netbuf channels on it. stop() may be called from any thread to
+// end a run early.
 //
 // Progress: every connection thread adds the messages a read completed to one relaxed atomic
 // counter (one fetch_add per completed read, not per message), which any thread may sample with

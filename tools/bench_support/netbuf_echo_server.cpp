@@ -66,7 +66,7 @@ struct NetbufEchoServer::Impl {
   EventLoopGroup group;
   std::shared_ptr<ServerChannel> server;
   std::shared_ptr<DatagramChannel> datagram;  // --udp
-  explicit Impl(std::size_t threads) : group(threads) {}
+  Impl(std::size_t threads, Transport transport) : group(threads, transport) {}
 };
 
 NetbufEchoServer::NetbufEchoServer(AsioEchoServerOptions options) : options_(std::move(options)) {}
@@ -78,7 +78,7 @@ void NetbufEchoServer::start() {
   if (options_.threads == 0) throw std::invalid_argument("NetbufEchoServer needs >= 1 thread");
   if (options_.udp && options_.tls)
     throw std::invalid_argument("NetbufEchoServer: no TLS over UDP");
-  auto impl = std::make_unique<Impl>(options_.threads);
+  auto impl = std::make_unique<Impl>(options_.threads, options_.transport);
   auto stats = stats_;
   if (options_.udp) {
     impl->datagram = DatagramChannel::bind(
@@ -100,6 +100,10 @@ void NetbufEchoServer::start() {
   port_.store(impl->server ? impl->server->port() : impl->datagram->localPort(),
               std::memory_order_release);
   impl_ = std::move(impl);
+}
+
+Transport NetbufEchoServer::transport() const noexcept {
+  return impl_ ? impl_->group.transport() : options_.transport;
 }
 
 void NetbufEchoServer::stop() {

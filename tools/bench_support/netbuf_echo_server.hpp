@@ -2,14 +2,14 @@
 // NetbufEchoServer: the echo server built from netbuf's transport (`netbuf serve echo --impl
 // netbuf`), measured against the hand-written AsioEchoServer by `netbuf bench echo`.
 //
-// ServerBootstrap on an EventLoopGroup of `threads` loops, listening on address:port or, with
-// options.unixPath, on a Unix domain socket; each connection's pipeline is one
-// EchoHandler (behind an SslHandler with options.tls): every read buffer is written back as it is
-// (no copy) and flushed once per read batch, so replies go out as gather writes. Backpressure: when
-// the channel stops being writable (more than the high water mark queued because the client does
-// not read), reading pauses until it is writable again, so a client cannot grow the server without
-// bound. Buffers come from the default allocator (the process-wide pool), as in any ServerBootstrap
-// left untuned.
+// ServerBootstrap on an EventLoopGroup of `threads` loops on options.transport, listening on
+// address:port or, with options.unixPath, on a Unix domain socket; each connection's pipeline is
+// one EchoHandler (behind an SslHandler with options.tls): every read buffer is written back as it
+// is (no copy) and flushed once per read batch, so replies go out as gather writes. Backpressure:
+// when the channel stops being writable (more than the high water mark queued because the client
+// does not read), reading pauses until it is writable again, so a client cannot grow the server
+// without bound. Buffers come from the default allocator (the process-wide pool), as in any
+// ServerBootstrap left untuned.
 
 #include <atomic>
 #include <cstdint>
@@ -34,6 +34,9 @@ class NetbufEchoServer : public EchoServerCounters {
   /// Closes the acceptor and every connection, then shuts the loops down. Idempotent.
   void stop();
   bool running() const noexcept { return impl_ != nullptr; }
+  /// The running server's transport (Asio or IoUring: options.transport resolved); options'
+  /// transport as given when not running.
+  Transport transport() const noexcept;
   std::uint16_t port() const noexcept { return port_.load(std::memory_order_acquire); }
 
  private:
