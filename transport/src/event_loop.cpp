@@ -137,7 +137,7 @@ void EventLoop::runRing() {
   while (!ctx_->stopped()) {
     ring.reap();
     ring.submit();
-    if (ring.hasCompletions()) {
+    if (ring.hasCompletions() || ring.hasUnsubmitted()) {
       if (++busyTurns < kAsioEvery && pending_.load(std::memory_order_relaxed) == 0) continue;
       busyTurns = 0;
       ctx_->poll();
@@ -156,13 +156,21 @@ EventLoopGroup::EventLoopGroup(std::size_t nThreads, Transport transport)
   if (nThreads == 0) nThreads = std::max(1u, std::thread::hardware_concurrency());
   loops_.reserve(nThreads);
   // Every loop (and its ring) is made before any thread starts: a ring the system refuses fails
-  // the constructor with nothing running yet.
+  // the constructor with nothing running yet, or, when Auto chose io_uring, falls back to Asio
+  // (the probe's ring is small; a loop's may still meet a limit).
   for (std::size_t i = 0; i < nThreads; ++i) {
     loops_.push_back(std::unique_ptr<EventLoop>(new EventLoop(i)));
     if (transport_ == Transport::IoUring) {
       EventLoop& loop = *loops_.back();
-      loop.ring_ =
-          std::make_unique<detail::IoUringLoop>(*loop.ctx_, ByteBufAllocator::defaultAllocator());
+      try {
+        loop.ring_ =
+            std::make_unique<detail::IoUringLoop>(*loop.ctx_, ByteBufAllocator::defaultAllocator());
+      } catch (const TransportUnavailableError& e) {
+        if (!detail::autoRequested(transport)) throw;
+        std::fprintf(stderr, "netbuf: %s: using the Asio transport\n", e.what());
+        for (auto& l : loops_) l->ring_.reset();
+        transport_ = Transport::Asio;
+      }
     }
   }
   for (auto& l : loops_) {

@@ -138,8 +138,12 @@ void ServerChannel::State::closeOnLoop() {
   if (shutdownHook != 0) {
     loop->removeShutdownHook(std::exchange(shutdownHook, 0));
   }
-  if (detail::IoUringLoop* ring = loop->ioUring(); ring != nullptr && !loop->isTerminated())
-    ring->cancel(ringAccept);  // holds the listening socket open until it completes
+  if (detail::IoUringLoop* ring = loop->ioUring(); ring != nullptr && !loop->isTerminated()) {
+    // The multishot accept holds the listening socket open until it ends: cancelled now, inside
+    // this submit, so that the port is free once closing returns.
+    ring->cancel(ringAccept);
+    ring->submit();
+  }
   boost::system::error_code ignored;
   acceptor.close(ignored);
   if (shared->openAcceptors.fetch_sub(1, std::memory_order_acq_rel) == 1) shared->allClosed(shared);

@@ -89,7 +89,12 @@ SocketChannel::SocketChannel(EventLoop& loop, Socket socket, const ChannelOption
     boost::system::error_code ec;
     const int fd = socket_.release(ec);
     if (ec) throw std::system_error(ec.value(), std::system_category(), "SocketChannel: release");
-    ring_ = std::make_unique<RingIo>(*this, *loop.ioUring(), fd);
+    try {
+      ring_ = std::make_unique<RingIo>(*this, *loop.ioUring(), fd);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
   }
 }
 
@@ -151,6 +156,9 @@ void SocketChannel::init(int fd, const ChannelOptions& options) {
 
 SocketChannel::~SocketChannel() {
   destroyPipeline();
+  // Destroyed with a cancelled send's writes unsettled (the ring was torn down with the group):
+  // their listeners hear of it.
+  if (ring_) ringSettleInFlight(-ECANCELED);
   // Destroyed while open (its group went away before it closed): the queued writes' listeners
   // still hear of it, once.
   open_.store(false, std::memory_order_release);

@@ -5,7 +5,9 @@
 #include <sys/socket.h>
 
 #include <poll.h>
+#include <algorithm>
 #include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
 #include <cerrno>
 #include <netbuf/transport/socket_channel.hpp>
 
@@ -110,7 +112,7 @@ void SocketChannel::ringWriteFlushed() {
   RingIo& r = *ring_;
   if (!open_ || r.send.inFlight()) return;
   FlagScope writing(inWrite_);
-  for (;;) {
+  for (int spin = 0;; ++spin) {
     // Complete empty writes at the front.
     while (!flushed_.empty() && flushed_.front().remaining == 0) {
       WriteListener* l = flushed_.front().listener;
@@ -123,7 +125,17 @@ void SocketChannel::ringWriteFlushed() {
     if (self == nullptr) return;  // being destroyed: nothing could own the channel until then
     if (flushed_.front().file.isValid()) {
       // A file region goes out with sendfile, as on Asio (zero copy); when the socket is full the
-      // ring polls it for writability.
+      // ring polls it for writability. After kWriteSpinCount calls the loop's other work goes
+      // first (a large region to a fast peer would hold the loop until EAGAIN).
+      if (spin >= kWriteSpinCount) {
+        waitingWrite_ = true;
+        boost::asio::post(eventLoop().context(),
+                          [self = std::static_pointer_cast<SocketChannel>(std::move(self))] {
+                            self->waitingWrite_ = false;
+                            self->ringWriteFlushed();
+                          });
+        return;
+      }
       FileRegion& f = flushed_.front().file;
       auto off = static_cast<off_t>(f.position());
       const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(f.count(), 1U << 30));
@@ -162,7 +174,7 @@ void SocketChannel::ringWriteFlushed() {
 void SocketChannel::onRingSent(int res) {
   RingIo& r = *ring_;
   waitingWrite_ = false;
-  r.inFlight.clear();
+  ringSettleInFlight(res);  // the channel closed while this send was in flight
   if (!open_) return;
   if (res < 0) {
     if (res == -EINTR) return ringWriteFlushed();
@@ -193,25 +205,42 @@ void SocketChannel::onRingSent(int res) {
 void SocketChannel::ringClose() noexcept {
   RingIo& r = *ring_;
   r.stash.clear();
-  r.loop->cancel(r.recv);
   if (r.send.inFlight()) {
-    // A flush is written at once on Asio, before a close that follows it; here its sendmsg may
-    // not even be submitted yet: it goes to the kernel now, which sends what the socket takes.
-    r.loop->submit();
-    // The kernel may still read what the cancelled sendmsg points at, until its completion: the
-    // flushed writes keep their buffers until then, their listeners hear of the close now.
+    // The kernel may still read what the sendmsg in flight points at, until its completion: those
+    // writes keep their buffers, and their listeners hear how many bytes went out, then.
     r.inFlight = std::move(flushed_);
     flushed_.clear();
-    for (auto& w : r.inFlight) {
-      dropPending(w.remaining);
-      if (WriteListener* l = std::exchange(w.listener, nullptr))
-        l->operationComplete(ChannelErrc::closedBeforeWritten);
-    }
-    r.loop->cancel(r.send);
+    for (auto& w : r.inFlight) dropPending(w.remaining);
   }
+  // Everything prepared goes to the kernel before the descriptor is closed: a flush is written at
+  // once on Asio, before a close that follows it, and here its sendmsg (or a receive just armed
+  // again) may not be submitted yet; an operation submitted after the close would name a
+  // descriptor number that another socket may have by then. The kernel sends what the socket
+  // takes now; the cancellations then end what waits.
+  r.loop->submit();
+  r.loop->cancel(r.recv);
+  r.loop->cancel(r.send);
+  r.loop->submit();
   if (r.fd >= 0) {
     ::close(r.fd);  // the operations in flight hold the socket until they complete
     r.fd = -1;
+  }
+}
+
+void SocketChannel::ringSettleInFlight(int res) noexcept {
+  RingIo& r = *ring_;
+  if (r.inFlight.empty()) return;
+  std::size_t sent = res > 0 && !r.sendIsPoll ? static_cast<std::size_t>(res) : 0;
+  detail::RingQueue<QueuedWrite> writes = std::move(r.inFlight);
+  r.inFlight.clear();
+  for (auto& w : writes) {
+    const std::size_t take = std::min(sent, w.remaining);
+    sent -= take;
+    w.remaining -= take;
+    if (WriteListener* l = std::exchange(w.listener, nullptr)) {
+      l->operationComplete(w.remaining == 0 ? ErrorCode()
+                                            : ErrorCode(ChannelErrc::closedBeforeWritten));
+    }
   }
 }
 

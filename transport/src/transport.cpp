@@ -120,6 +120,15 @@ const IoUringSupport& ioUringSupport() {
   return support;
 }
 
+namespace detail {
+bool autoRequested(Transport requested) noexcept {
+  if (requested == Transport::Auto) return true;
+  if (requested != Transport::Default) return false;
+  const char* env = std::getenv("NETBUF_TRANSPORT");
+  return env != nullptr && parseTransport(env) == Transport::Auto;
+}
+}  // namespace detail
+
 Transport resolveTransport(Transport requested) {
   if (requested == Transport::Default) {
     const char* env = std::getenv("NETBUF_TRANSPORT");

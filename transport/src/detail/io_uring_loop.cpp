@@ -23,9 +23,17 @@ IoUringLoop::IoUringLoop(boost::asio::io_context& ctx, ByteBufAllocator& alloc)
   io_uring_params params{};
   // The completion ring is twice the submission ring (the default), and clamped rather than
   // refused where the kernel limits it.
-  params.flags = IORING_SETUP_CLAMP;
-  if (const int rc = io_uring_queue_init_params(kEntries, &ring_, &params); rc < 0)
-    unavailable("io_uring_queue_init", -rc);
+  // COOP_TASKRUN: the kernel does not interrupt the loop thread for each completion (an IPI and
+  // a pass through the signal path each time); completions are processed at its next system
+  // call, which comes at the latest when it submits or sleeps (epoll_wait still wakes for them).
+  params.flags = IORING_SETUP_CLAMP | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+  int rc = io_uring_queue_init_params(kEntries, &ring_, &params);
+  if (rc == -EINVAL) {  // before Linux 5.19
+    params = io_uring_params{};
+    params.flags = IORING_SETUP_CLAMP;
+    rc = io_uring_queue_init_params(kEntries, &ring_, &params);
+  }
+  if (rc < 0) unavailable("io_uring_queue_init", -rc);
   // The buffer ring: its entries live in memory shared with the kernel, page aligned.
   bufRingBytes_ = sizeof(io_uring_buf) * kBufferCount;
   void* mem =
@@ -41,10 +49,10 @@ IoUringLoop::IoUringLoop(boost::asio::io_context& ctx, ByteBufAllocator& alloc)
   reg.ring_addr = reinterpret_cast<std::uint64_t>(bufRing_);
   reg.ring_entries = kBufferCount;
   reg.bgid = kBufferGroup;
-  if (const int rc = io_uring_register_buf_ring(&ring_, &reg, 0); rc < 0) {
+  if (const int regRc = io_uring_register_buf_ring(&ring_, &reg, 0); regRc < 0) {
     ::munmap(bufRing_, bufRingBytes_);
     io_uring_queue_exit(&ring_);
-    unavailable("io_uring_register_buf_ring (provided buffer rings need Linux 5.19)", -rc);
+    unavailable("io_uring_register_buf_ring (provided buffer rings need Linux 5.19)", -regRc);
   }
   slots_.resize(kBufferCount);
   try {
@@ -62,9 +70,10 @@ IoUringLoop::IoUringLoop(boost::asio::io_context& ctx, ByteBufAllocator& alloc)
 }
 
 IoUringLoop::~IoUringLoop() {
-  // The loop thread has stopped: no completion will be reaped again. Exiting the ring cancels
-  // what is in flight in the kernel (and waits for it), so the buffers and the memory the ops
-  // point at may go next.
+  // The loop thread has stopped: no completion will be reaped again. Exiting the ring has the
+  // kernel cancel what is in flight; the requests' remaining work would run as the loop thread's
+  // task work, and that thread has exited, so nothing of it touches the buffers and the memory
+  // the ops point at, which may go next.
   if (watch_.is_open()) watch_.release();  // the fd is the ring's, closed by queue_exit
   io_uring_queue_exit(&ring_);
   // The owners the ops in flight still hold go now; taken out of every op first, since releasing
@@ -90,6 +99,7 @@ void IoUringLoop::link(RingOp& op, std::shared_ptr<void> keep) noexcept {
 }
 
 void IoUringLoop::unlink(RingOp& op) noexcept {
+  if (!cancelLater_.empty()) std::erase(cancelLater_, &op);  // it may go once unlinked
   if (op.prev_ != nullptr) {
     op.prev_->next_ = op.next_;
   } else {
@@ -118,13 +128,31 @@ void IoUringLoop::cancel(RingOp& op) noexcept {
   if (sqe == nullptr) {
     submit();
     sqe = io_uring_get_sqe(&ring_);
-    if (sqe == nullptr) return;
+  }
+  if (sqe == nullptr) {
+    // The kernel took nothing (its completion ring is full): asked again at the next submit.
+    // The op stays linked (and its owner alive) until its completion, so the pointer stays good.
+    try {
+      cancelLater_.push_back(&op);
+    } catch (...) {
+    }
+    return;
   }
   io_uring_prep_cancel(sqe, &op, 0);
   io_uring_sqe_set_data64(sqe, 0);  // its own completion is ignored
 }
 
 void IoUringLoop::submit() noexcept {
+  while (!cancelLater_.empty()) {
+    RingOp* op = cancelLater_.back();
+    if (op->linked_) {
+      io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+      if (sqe == nullptr) break;
+      io_uring_prep_cancel(sqe, op, 0);
+      io_uring_sqe_set_data64(sqe, 0);
+    }
+    cancelLater_.pop_back();
+  }
   if (io_uring_sq_ready(&ring_) == 0) return;
   ++submits_;
   for (;;) {
@@ -199,9 +227,9 @@ void IoUringLoop::armWatch() {
   // descriptor stays readable until the loop has reaped, so an io_context::poll() that re-armed
   // it there would find it ready again at once, and never return.
   if (watchArmed_) return;
-  watchArmed_ = true;
   watch_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
                     [this](const boost::system::error_code&) { watchArmed_ = false; });
+  watchArmed_ = true;  // once armed: a wait that failed to start is tried again next time
 }
 
 }  // namespace netbuf::detail

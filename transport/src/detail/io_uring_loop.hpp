@@ -82,6 +82,10 @@ class IoUringLoop {
   /// Runs the completions there are (no system call). Returns how many.
   std::size_t reap();
   bool hasCompletions() const noexcept { return io_uring_cq_ready(&ring_) != 0; }
+  /// Prepared entries (or cancellations) the kernel has not taken yet: the loop must not sleep.
+  bool hasUnsubmitted() const noexcept {
+    return io_uring_sq_ready(&ring_) != 0 || !cancelLater_.empty();
+  }
   /// Before the loop sleeps: has the io_context's epoll watch the ring for the next completion.
   void armWatch();
 
@@ -110,6 +114,7 @@ class IoUringLoop {
   unsigned added_ = 0;             // buffers added since the last publishBuffers()
   RingOp* head_ = nullptr;         // ops in flight
   bool watchArmed_ = false;
+  std::vector<RingOp*> cancelLater_;  // cancellations no SQE could be had for (linked ops)
   std::uint64_t completions_ = 0;
   std::uint64_t submits_ = 0;
 };

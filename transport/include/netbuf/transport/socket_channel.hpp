@@ -35,12 +35,17 @@
 //
 // On the IoUring transport (transport.hpp) the same channel does its I/O through its loop's ring:
 // reading is one multishot receive into the loop's provided buffers (each completion is one
-// channelRead of the ring's buffer as it is, no copy; nextReadSize() is the ring's buffer size,
-// minReadSize/initialReadSize/maxReadSize do not apply), a flush is one sendmsg submission
-// (submitted with the loop turn's others; while it is in flight, further flushes queue), file
-// regions still go out with sendfile. autoRead off cancels the receive; data that arrives before
-// the cancellation takes is kept and delivered once autoRead is on again. Everything else (options,
-// water marks, listeners, half-close, closing, threading) is as described here.
+// channelRead of the ring's buffer as it is, no copy; those buffers come from the default pooled
+// allocator whatever options.allocator says, 16 KiB each; nextReadSize() is that size and
+// minReadSize/initialReadSize/maxReadSize do not apply). A flush is one sendmsg submission,
+// handed to the kernel at the end of the loop turn (while it is in flight further flushes queue):
+// the kernel reads the buffers then, not inside flush(), so memory written out must not be reused
+// before the write's listener has been told (a wrapped, unowned buffer especially). File regions
+// still go out with sendfile. autoRead off cancels the receive; data that arrives before the
+// cancellation takes is kept and delivered once autoRead is on again. A close submits what is
+// prepared first, so data flushed before it goes out as on Asio, and the listeners of a send in
+// flight then hear how much of it did. Everything else (options, water marks, half-close,
+// threading) is as described here.
 //
 // Threading: handlers run on the channel's loop. write, flush, writeAndFlush, close,
 // closeGracefully, shutdownOutput, setAutoRead, close(token) and waitClosed may be called from any
@@ -199,6 +204,9 @@ class SocketChannel final : public EventLoopChannel {
   void ringWriteFlushed();
   void onRingSent(int res);
   void ringClose() noexcept;
+  /// The writes a closed channel's sendmsg still pointed at: succeeded up to res bytes, the rest
+  /// failed with closedBeforeWritten.
+  void ringSettleInFlight(int res) noexcept;
 
   Socket socket_;
   ChannelOptions options_;

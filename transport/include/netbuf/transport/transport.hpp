@@ -15,8 +15,8 @@
 //            in one place. Needs Linux 6.0 or later (multishot receive, buffer rings).
 //   Auto     IoUring where the system allows it, otherwise Asio (with one line on stderr).
 //   Default  what NETBUF_TRANSPORT names (asio, io_uring or auto), Asio when it is unset: the
-//            choice of EventLoopGroup(n), read once per process, so that a program, or a test
-//            suite, runs on either transport unchanged.
+//            choice of EventLoopGroup(n), read when the group is made, so that a program, or a
+//            test suite, runs on either transport unchanged.
 //
 // When the kernel, a seccomp filter, kernel.io_uring_disabled or RLIMIT_MEMLOCK refuses io_uring
 // or a feature it needs, making a group with Transport::IoUring throws TransportUnavailableError,
@@ -49,6 +49,12 @@ const IoUringSupport& ioUringSupport();
 /// NETBUF_TRANSPORT=io_uring) when ioUringSupport() says no, and IllegalArgumentError for a
 /// NETBUF_TRANSPORT that names no transport.
 Transport resolveTransport(Transport requested);
+
+namespace detail {
+/// True when requested is Auto, or Default with NETBUF_TRANSPORT=auto: a ring refused later
+/// (per loop) falls back to Asio too.
+bool autoRequested(Transport requested) noexcept;
+}  // namespace detail
 
 /// A transport this system does not allow (see the header comment).
 class TransportUnavailableError : public Error {
