@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "support/command_line_run.hpp"
+
 using namespace netbuf::tools;
 
 namespace {
@@ -55,32 +57,10 @@ constexpr Subcommand kTestSubs[] = {
 };
 constexpr Command kTable[] = {{"test", "test commands", kTestSubs}};
 
-/// Captures what runCommandLine writes on out and err.
-struct Run {
-  int rc = -1;
-  std::string out, err;
-};
-
-std::string readBack(FILE* f) {
-  std::string s;
-  std::rewind(f);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-  std::fclose(f);
-  return s;
-}
+using Run = netbuf::test::CommandLineRun;
 
 Run run(std::vector<std::string_view> args) {
-  FILE* out = std::tmpfile();
-  FILE* err = std::tmpfile();
-  REQUIRE(out != nullptr);
-  REQUIRE(err != nullptr);
-  Run r;
-  r.rc = runCommandLine(kTable, args, out, err);
-  r.out = readBack(out);
-  r.err = readBack(err);
-  return r;
+  return netbuf::test::runCommands(kTable, std::move(args));
 }
 
 bool contains(const std::string& s, std::string_view part) {

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/command_line_run.hpp"
+
 using namespace netbuf;
 using namespace netbuf::tools;
 
@@ -40,32 +42,11 @@ constexpr Subcommand kSubs[] = {
 };
 constexpr Command kTable[] = {{"serve", "servers", kSubs}};
 
-struct Run {
-  int rc = -1;
-  std::string out, err;
-};
-
-std::string readBack(FILE* f) {
-  std::string s;
-  std::rewind(f);
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-  std::fclose(f);
-  return s;
-}
+using Run = netbuf::test::CommandLineRun;
 
 Run run(std::vector<std::string_view> args) {
-  FILE* out = std::tmpfile();
-  FILE* err = std::tmpfile();
-  REQUIRE(out != nullptr);
-  REQUIRE(err != nullptr);
   seen.reset();
-  Run r;
-  r.rc = runCommandLine(kTable, args, out, err);
-  r.out = readBack(out);
-  r.err = readBack(err);
-  return r;
+  return netbuf::test::runCommands(kTable, std::move(args));
 }
 
 }  // namespace

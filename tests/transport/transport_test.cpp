@@ -1,7 +1,9 @@
 // Transport (transport.hpp) where the system refuses io_uring: a child process installs a seccomp
 // filter that fails io_uring_setup with EPERM (as container runtimes' default profiles do), then
 // the probe says why, Transport::IoUring fails with TransportUnavailableError, and Transport::Auto
-// falls back to Asio with one line on stderr. (A forked child: the filter cannot be undone.)
+// falls back to Asio with one line on stderr. (A forked child: the filter cannot be undone.) The
+// program runs with NETBUF_TRANSPORT unset (ctest clears it): with io_uring named there, test_main
+// would probe before the fork, and the child would inherit that cached answer.
 #include <netbuf/transport/transport.hpp>
 
 #include <doctest/doctest.h>

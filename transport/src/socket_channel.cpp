@@ -350,6 +350,16 @@ void SocketChannel::fillIovecs() {
   }
 }
 
+bool SocketChannel::completeEmptyWrites() {
+  while (!flushed_.empty() && flushed_.front().remaining == 0) {
+    WriteListener* l = flushed_.front().listener;
+    flushed_.pop_front();
+    if (l != nullptr) l->operationComplete({});
+    if (!open_) return false;
+  }
+  return true;
+}
+
 void SocketChannel::writeFlushed() {
   if (ring_) return ringWriteFlushed();
   if (!open_) return;
@@ -360,13 +370,7 @@ void SocketChannel::writeFlushed() {
   } reset{inWrite_};
   const int fd = socket_.native_handle();
   for (int spin = 0;; ++spin) {
-    // Complete empty writes at the front.
-    while (!flushed_.empty() && flushed_.front().remaining == 0) {
-      WriteListener* l = flushed_.front().listener;
-      flushed_.pop_front();
-      if (l != nullptr) l->operationComplete({});
-      if (!open_) return;
-    }
+    if (!completeEmptyWrites()) return;
     if (flushed_.empty()) break;
     if (spin == kWriteSpinCount) {
       // Long enough on this channel: let the loop run other work, then go on.

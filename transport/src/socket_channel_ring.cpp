@@ -113,13 +113,7 @@ void SocketChannel::ringWriteFlushed() {
   if (!open_ || r.send.inFlight()) return;
   FlagScope writing(inWrite_);
   for (int spin = 0;; ++spin) {
-    // Complete empty writes at the front.
-    while (!flushed_.empty() && flushed_.front().remaining == 0) {
-      WriteListener* l = flushed_.front().listener;
-      flushed_.pop_front();
-      if (l != nullptr) l->operationComplete({});
-      if (!open_) return;
-    }
+    if (!completeEmptyWrites()) return;
     if (flushed_.empty()) break;
     auto self = weak_from_this().lock();
     if (self == nullptr) return;  // being destroyed: nothing could own the channel until then

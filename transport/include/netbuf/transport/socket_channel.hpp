@@ -192,6 +192,8 @@ class SocketChannel final : public EventLoopChannel {
   /// Waits for the socket to take more (its buffer was full), then goes on with writeFlushed().
   void waitWritable();
   void closeWithError(const boost::system::error_code& ec);
+  /// Completes the empty writes at the front of flushed_; false when a listener closed the channel.
+  bool completeEmptyWrites();
   /// The gather list for the buffers at the front of flushed_ (up to a file region).
   void fillIovecs();
 
