@@ -61,12 +61,13 @@ TEST_CASE("serverTransport: absent is Default (NETBUF_TRANSPORT, else asio); nam
       {"iouring", Transport::IoUring}, {"io-uring", Transport::IoUring},
       {"auto", Transport::Auto},       {"default", Transport::Default},
   };
-  for (const auto& [name, transport] : names) {
+  for (const auto& entry : names) {  // no structured binding: clang 14 cannot capture one
+    const std::string_view name = entry.first;
     CAPTURE(name);
     r = run({"serve", "echo", "--transport", name});
     CHECK(r.rc == kExitOk);
     CHECK(r.err.empty());
-    CHECK(seen == transport);
+    CHECK(seen == entry.second);
   }
 }
 
