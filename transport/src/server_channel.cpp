@@ -23,7 +23,6 @@ void ServerChannel::State::acceptNext() {
     }
     accepting = true;
     if (ringAccept.inFlight()) return;
-    ringAccept.state = this;
     io_uring_sqe* sqe = ring->prepare(ringAccept, shared_from_this());
     io_uring_prep_multishot_accept(sqe, acceptor.native_handle(), nullptr, nullptr,
                                    SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -328,9 +328,11 @@ void SocketChannel::consumeWritten(std::size_t n) {
       done = w.listener;
       flushed_.pop_front();  // w is gone from here on
     }
-    if (done != nullptr) done->operationComplete({});
+    // The count first: a listener (or a coroutine it resumes on the spot) sees its own write's
+    // bytes gone from pendingWriteBytes().
     removePending(take);  // may fire channelWritabilityChanged
-    if (!open_) return;   // a listener or handler closed the channel
+    if (done != nullptr) done->operationComplete({});
+    if (!open_) return;  // a listener or handler closed the channel
   }
 }
 
@@ -360,6 +362,40 @@ bool SocketChannel::completeEmptyWrites() {
   return true;
 }
 
+void SocketChannel::yieldWrite() {
+  std::shared_ptr<SocketChannel> self =
+      std::static_pointer_cast<SocketChannel>(weak_from_this().lock());
+  if (self == nullptr) return;  // being destroyed: nothing could own the channel until then
+  waitingWrite_ = true;
+  boost::asio::post(eventLoop().context(), [self = std::move(self)] {
+    self->waitingWrite_ = false;
+    self->writeFlushed();
+  });
+}
+
+SocketChannel::FileSend SocketChannel::sendFileChunk() {
+  // A file region goes out alone, with sendfile (zero copy); the buffers queued before it have
+  // been written by then, those after it wait for it.
+  FileRegion& f = flushed_.front().file;
+  auto off = static_cast<off_t>(f.position());
+  const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(f.count(), 1U << 30));
+  const ssize_t n = ::sendfile(nativeHandle(), f.fd(), &off, want);
+  if (n < 0) {
+    const int err = errno;
+    if (err == EINTR) return FileSend::Sent;  // nothing sent: simply again
+    if (err == EAGAIN || err == EWOULDBLOCK) return FileSend::Full;
+    closeWithError(boost::system::error_code(err, boost::system::system_category()));
+    return FileSend::Closed;
+  }
+  if (n == 0) {
+    // The file ended before the region did: the peer was promised more bytes than exist.
+    closeWithError(boost::system::error_code(EIO, boost::system::system_category()));
+    return FileSend::Closed;
+  }
+  consumeWritten(static_cast<std::size_t>(n));
+  return open_ ? FileSend::Sent : FileSend::Closed;
+}
+
 void SocketChannel::writeFlushed() {
   if (ring_) return ringWriteFlushed();
   if (!open_) return;
@@ -372,37 +408,12 @@ void SocketChannel::writeFlushed() {
   for (int spin = 0;; ++spin) {
     if (!completeEmptyWrites()) return;
     if (flushed_.empty()) break;
-    if (spin == kWriteSpinCount) {
-      // Long enough on this channel: let the loop run other work, then go on.
-      std::shared_ptr<SocketChannel> self =
-          std::static_pointer_cast<SocketChannel>(weak_from_this().lock());
-      if (self == nullptr) return;  // being destroyed: nothing could own the channel until then
-      waitingWrite_ = true;
-      boost::asio::post(eventLoop().context(), [self = std::move(self)] {
-        self->waitingWrite_ = false;
-        self->writeFlushed();
-      });
-      return;
-    }
+    // Long enough on this channel: let the loop run other work, then go on.
+    if (spin == kWriteSpinCount) return yieldWrite();
     if (flushed_.front().file.isValid()) {
-      // A file region goes out alone, with sendfile (zero copy); the buffers queued before it
-      // have been written by then, those after it wait for it.
-      FileRegion& f = flushed_.front().file;
-      auto off = static_cast<off_t>(f.position());
-      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(f.count(), 1U << 30));
-      const ssize_t n = ::sendfile(fd, f.fd(), &off, want);
-      if (n < 0) {
-        const int err = errno;
-        if (err == EINTR) continue;
-        if (err == EAGAIN || err == EWOULDBLOCK) return waitWritable();
-        return closeWithError(boost::system::error_code(err, boost::system::system_category()));
-      }
-      if (n == 0) {
-        // The file ended before the region did: the peer was promised more bytes than exist.
-        return closeWithError(boost::system::error_code(EIO, boost::system::system_category()));
-      }
-      consumeWritten(static_cast<std::size_t>(n));
-      if (!open_) return;
+      const FileSend sent = sendFileChunk();
+      if (sent == FileSend::Full) return waitWritable();
+      if (sent == FileSend::Closed) return;
       continue;
     }
     fillIovecs();
@@ -451,12 +462,7 @@ void SocketChannel::afterDrained() {
   if (shutdownOutputPending_) {
     shutdownOutputPending_ = false;
     outputShutdown_.store(true, std::memory_order_release);
-    if (ring_) {
-      ::shutdown(ring_->fd, SHUT_WR);
-    } else {
-      boost::system::error_code ignored;
-      socket_.shutdown(Socket::shutdown_send, ignored);
-    }
+    ::shutdown(nativeHandle(), SHUT_WR);  // what Asio's shutdown(shutdown_send) calls
   }
 }
 

@@ -1,7 +1,6 @@
 // SocketChannel on the IoUring transport: reading, writing and closing through the loop's ring
 // (socket_channel.hpp describes the behaviour; detail/io_uring_loop.hpp the ring).
 
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 
 #include <poll.h>
@@ -115,42 +114,17 @@ void SocketChannel::ringWriteFlushed() {
   for (int spin = 0;; ++spin) {
     if (!completeEmptyWrites()) return;
     if (flushed_.empty()) break;
-    auto self = weak_from_this().lock();
-    if (self == nullptr) return;  // being destroyed: nothing could own the channel until then
     if (flushed_.front().file.isValid()) {
-      // A file region goes out with sendfile, as on Asio (zero copy); when the socket is full the
-      // ring polls it for writability. After kWriteSpinCount calls the loop's other work goes
-      // first (a large region to a fast peer would hold the loop until EAGAIN).
-      if (spin >= kWriteSpinCount) {
-        waitingWrite_ = true;
-        boost::asio::post(eventLoop().context(),
-                          [self = std::static_pointer_cast<SocketChannel>(std::move(self))] {
-                            self->waitingWrite_ = false;
-                            self->ringWriteFlushed();
-                          });
-        return;
-      }
-      FileRegion& f = flushed_.front().file;
-      auto off = static_cast<off_t>(f.position());
-      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(f.count(), 1U << 30));
-      const ssize_t n = ::sendfile(r.fd, f.fd(), &off, want);
-      if (n < 0) {
-        const int err = errno;
-        if (err == EINTR) continue;
-        if (err == EAGAIN || err == EWOULDBLOCK) {
-          io_uring_sqe* sqe = r.loop->prepare(r.send, std::move(self));
-          io_uring_prep_poll_add(sqe, r.fd, POLLOUT);
-          r.sendIsPoll = true;
-          waitingWrite_ = true;
-          return;
-        }
-        return closeWithError(systemError(err));
-      }
-      if (n == 0) return closeWithError(systemError(EIO));  // the file is shorter than the region
-      consumeWritten(static_cast<std::size_t>(n));
-      if (!open_) return;
+      // File regions go out with sendfile, as on Asio; after kWriteSpinCount calls the loop's
+      // other work goes first (a large region to a fast peer would hold the loop until EAGAIN).
+      if (spin >= kWriteSpinCount) return yieldWrite();
+      const FileSend sent = sendFileChunk();
+      if (sent == FileSend::Full) return ringWaitWritable();
+      if (sent == FileSend::Closed) return;
       continue;
     }
+    auto self = weak_from_this().lock();
+    if (self == nullptr) return;  // being destroyed: nothing could own the channel until then
     fillIovecs();
     r.msg = msghdr{};
     r.msg.msg_iov = iov_.data();
@@ -165,6 +139,16 @@ void SocketChannel::ringWriteFlushed() {
   afterDrained();
 }
 
+void SocketChannel::ringWaitWritable() {
+  RingIo& r = *ring_;
+  auto self = weak_from_this().lock();
+  if (self == nullptr) return;  // being destroyed: nothing could own the channel until then
+  io_uring_sqe* sqe = r.loop->prepare(r.send, std::move(self));
+  io_uring_prep_poll_add(sqe, r.fd, POLLOUT);
+  r.sendIsPoll = true;
+  waitingWrite_ = true;
+}
+
 void SocketChannel::onRingSent(int res) {
   RingIo& r = *ring_;
   waitingWrite_ = false;
@@ -172,17 +156,9 @@ void SocketChannel::onRingSent(int res) {
   if (!open_) return;
   if (res < 0) {
     if (res == -EINTR) return ringWriteFlushed();
-    if (res == -EAGAIN) {
-      // The socket is non-blocking (for sendfile), and the kernel may hand its EAGAIN back
-      // rather than wait: poll for writability, then send again.
-      auto self = weak_from_this().lock();
-      if (self == nullptr) return;
-      io_uring_sqe* sqe = r.loop->prepare(r.send, std::move(self));
-      io_uring_prep_poll_add(sqe, r.fd, POLLOUT);
-      r.sendIsPoll = true;
-      waitingWrite_ = true;
-      return;
-    }
+    // The socket is non-blocking (for sendfile), and the kernel may hand its EAGAIN back rather
+    // than wait: poll for writability, then send again.
+    if (res == -EAGAIN) return ringWaitWritable();
     if (res == -ECANCELED) return;
     return closeWithError(systemError(-res));
   }

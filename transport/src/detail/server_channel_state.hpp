@@ -47,7 +47,9 @@ struct ServerChannel::State : std::enable_shared_from_this<ServerChannel::State>
   using Acceptor = boost::asio::basic_socket_acceptor<boost::asio::generic::stream_protocol>;
 
   State(EventLoopGroup& g, EventLoop& l, std::shared_ptr<Shared> s)
-      : group(&g), loop(&l), acceptor(l.context()), shared(std::move(s)) {}
+      : group(&g), loop(&l), acceptor(l.context()), shared(std::move(s)) {
+    ringAccept.state = this;
+  }
 
   EventLoopGroup* group;
   EventLoop* loop;    // the acceptor's

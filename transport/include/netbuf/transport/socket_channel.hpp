@@ -194,6 +194,12 @@ class SocketChannel final : public EventLoopChannel {
   void closeWithError(const boost::system::error_code& ec);
   /// Completes the empty writes at the front of flushed_; false when a listener closed the channel.
   bool completeEmptyWrites();
+  /// Lets the loop run other work, then goes on with writeFlushed() (a flush meanwhile queues).
+  void yieldWrite();
+  /// One sendfile of the file region at the front of flushed_, its bytes consumed. Full: the
+  /// socket takes no more now; Closed: an error (or a listener) closed the channel.
+  enum class FileSend { Sent, Full, Closed };
+  FileSend sendFileChunk();
   /// The gather list for the buffers at the front of flushed_ (up to a file region).
   void fillIovecs();
 
@@ -204,6 +210,8 @@ class SocketChannel final : public EventLoopChannel {
   /// Delivers what arrived while autoRead was off (then the end of stream, if it came).
   void ringDrainStash();
   void ringWriteFlushed();
+  /// Polls the socket for writability (the write in flight), then ringWriteFlushed() again.
+  void ringWaitWritable();
   void onRingSent(int res);
   void ringClose() noexcept;
   /// The writes a closed channel's sendmsg still pointed at: succeeded up to res bytes, the rest
