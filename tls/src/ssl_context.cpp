@@ -110,12 +110,16 @@ struct SslContextCallbacks {
   }
 
   /// Client: a session (or TLS 1.3 ticket) the server issued, kept for the next connection to the
-  /// same host and port. Returning 1 keeps OpenSSL's reference.
+  /// same host and port. The cache keeps a copy: the connection goes on using (and OpenSSL goes on
+  /// changing) its own object, and returning 0 leaves OpenSSL's reference with OpenSSL.
   static int newSession(SSL* ssl, SSL_SESSION* session) {
     SslHandler* h = handlerOf(ssl);
     if (h == nullptr || h->sessionKey_.empty() || !SSL_SESSION_is_resumable(session)) return 0;
-    h->context_->storeSession(h->sessionKey_, session);
-    return 1;
+    if (SSL_SESSION* copy = SSL_SESSION_dup(session)) {
+      h->cachedSession_ = copy;
+      h->context_->storeSession(h->sessionKey_, copy);
+    }
+    return 0;
   }
 
   /// A handshake starting on an established TLS 1.2 connection is a renegotiation: the handler
@@ -336,20 +340,24 @@ std::unique_ptr<SslHandler> SslContext::newHandler(std::string peerHost, std::ui
       new SslHandler(shared_from_this(), true, std::move(peerHost), peerPort));
 }
 
-ssl_session_st* SslContext::findSession(const std::string& key) {
+ssl_session_st* SslContext::findSession(const std::string& key, const void*& entry) {
   std::lock_guard<std::mutex> lock(sessionsMutex_);
   auto it = sessions_.find(key);
   if (it == sessions_.end()) return nullptr;
-  SSL_SESSION* s = it->second;
-  if (!SSL_SESSION_is_resumable(s)) {
-    // OpenSSL marks a session unusable when its connection ended without close_notify.
-    SSL_SESSION_free(s);
-    sessions_.erase(it);
-    --detail::gLiveSslSessions;
-    return nullptr;
-  }
-  SSL_SESSION_up_ref(s);
-  return s;
+  entry = it->second;
+  // A copy, made under the lock: cached sessions are only ever read, copied and freed here, so no
+  // OpenSSL object is shared between connections on different threads (OpenSSL reference counts
+  // and marks a session it uses without a lock, and its counts are invisible to ThreadSanitizer).
+  return SSL_SESSION_dup(it->second);
+}
+
+void SslContext::forgetSession(const std::string& key, const void* entry) {
+  std::lock_guard<std::mutex> lock(sessionsMutex_);
+  auto it = sessions_.find(key);
+  if (it == sessions_.end() || it->second != entry) return;  // already replaced by a newer one
+  SSL_SESSION_free(it->second);
+  sessions_.erase(it);
+  --detail::gLiveSslSessions;
 }
 
 void SslContext::storeSession(const std::string& key, ssl_session_st* session) {

@@ -122,7 +122,7 @@ SslHandler::SslHandler(std::shared_ptr<SslContext> context, bool client, std::st
       }
       if (context_->options().sessionTickets) {
         sessionKey_ = peerHost + ":" + std::to_string(peerPort);
-        if (SSL_SESSION* s = context_->findSession(sessionKey_)) {
+        if (SSL_SESSION* s = context_->findSession(sessionKey_, cachedSession_)) {
           SSL_set_session(ssl_, s);
           SSL_SESSION_free(s);
         }
@@ -140,6 +140,12 @@ SslHandler::~SslHandler() {
   batches_->handler = nullptr;
   failPending(ChannelErrc::closedBeforeWritten);
   releaseBuffers();
+  // OpenSSL's rule for its own cache, applied to ours: an established connection that ends
+  // without having sent close_notify spoils its session, which is not offered again.
+  if (cachedSession_ != nullptr && SSL_is_init_finished(ssl_) &&
+      (SSL_get_shutdown(ssl_) & SSL_SENT_SHUTDOWN) == 0) {
+    context_->forgetSession(sessionKey_, cachedSession_);
+  }
   SSL_free(ssl_);
   --detail::gLiveSslConnections;
 }

@@ -174,11 +174,15 @@ class SslContext : public std::enable_shared_from_this<SslContext> {
   void loadTrust(bool client);
   /// The context registered for an SNI name, or nullptr (server).
   SslContext* contextForServerName(std::string_view name) const noexcept;
-  /// Client session cache (key "host:port"): the session to offer (a new reference for the
-  /// caller; the cache keeps its own, so concurrent connections and TLS 1.2 resumptions, which
-  /// bring no new session, offer it too), and store a newer one (takes the reference).
-  ssl_session_st* findSession(const std::string& key);
+  /// Client session cache (key "host:port"). findSession: a copy of the session to offer, owned by
+  /// the caller (the cache keeps its own, so concurrent connections and TLS 1.2 resumptions, which
+  /// bring no new session, offer it too), and in entry the cached object it copies, an identity
+  /// for forgetSession only. storeSession: a newer one (takes the reference). forgetSession: drops
+  /// the entry if it is still that object (a connection that ended without close_notify spoils
+  /// the session it used, as OpenSSL rules).
+  ssl_session_st* findSession(const std::string& key, const void*& entry);
   void storeSession(const std::string& key, ssl_session_st* session);
+  void forgetSession(const std::string& key, const void* entry);
 
   Options options_;
   bool server_;

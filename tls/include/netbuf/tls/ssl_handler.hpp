@@ -172,6 +172,7 @@ class SslHandler final : public ChannelHandler {
   ssl_st* ssl_ = nullptr;
   ChannelHandlerContext* ctx_ = nullptr;  // set while in a pipeline
   std::string sessionKey_;                // client: "host:port" for the session cache
+  const void* cachedSession_ = nullptr;   // client: the cache entry this connection took or stored
   bool client_;
 
   std::chrono::milliseconds handshakeTimeout_;
