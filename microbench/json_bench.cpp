@@ -28,6 +28,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +37,7 @@
 #include <netbuf/codec/json/json_traits.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 #include <random>
 #include <string>
 
@@ -238,8 +240,80 @@ const std::string& twitterText() {
   return *text;
 }
 
-void BM_TwitterParse_Netbuf(benchmark::State& state) {
-  const std::string& text = twitterText();
+/// ~1 MB of numbers: 20000 [x, y] points of shortest round-trip doubles (GeoJSON-like, as in
+/// canada.json) and 20000 integers of 1 to 19 digits, deterministic.
+const std::string& numbersText() {
+  static std::string* text = [] {
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> lon(-180, 180), lat(-90, 90);
+    auto* out = new std::string("{\"type\":\"LineString\",\"coordinates\":[");
+    std::string& o = *out;
+    char buf[64];
+    for (int i = 0; i < 20000; ++i) {
+      if (i) o += ',';
+      o += '[';
+      o.append(buf, std::to_chars(buf, buf + sizeof buf, lon(rng)).ptr);
+      o += ',';
+      o.append(buf, std::to_chars(buf, buf + sizeof buf, lat(rng)).ptr);
+      o += ']';
+    }
+    o += "],\"ids\":[";
+    for (int i = 0; i < 20000; ++i) {
+      if (i) o += ',';
+      const std::uint64_t v = rng() >> (rng() % 64);
+      if (i % 3 == 0) o += '-';
+      o += std::to_string(v % 9223372036854775807ULL);
+    }
+    o += "]}";
+    return out;
+  }();
+  return *text;
+}
+
+/// ~1 MB of strings: 2000 messages whose bodies are 200-800 bytes of mixed ASCII and non-ASCII
+/// words, one in eight with escapes (quotes, newlines, \u escapes), deterministic.
+const std::string& stringsText() {
+  static std::string* text = [] {
+    std::mt19937_64 rng(11);
+    const char* words[] = {"the", "buffer", "r\xc3\xa9seau", "\xe6\x9d\xb1\xe4\xba\xac", "protocol",
+                           "\xf0\x9f\x98\x80", "latency", "zero-copy", "\xd0\xbc\xd0\xb8\xd1\x80",
+                           "pipeline", "handler", "event"};
+    auto* out = new std::string("[");
+    std::string& o = *out;
+    for (int i = 0; i < 2000; ++i) {
+      if (i) o += ',';
+      o += "{\"from\":\"user" + std::to_string(i % 97) + "@example.com\",\"subject\":";
+      std::string body;
+      const std::size_t len = 200 + rng() % 600;
+      while (body.size() < len) {
+        if (!body.empty()) body += ' ';
+        body += words[rng() % std::size(words)];
+      }
+      std::string subject = "re:";
+      for (int w = 0; w < 4; ++w) (subject += ' ') += words[rng() % std::size(words)];
+      appendEscaped(o, subject);
+      o += ",\"body\":";
+      appendEscaped(o, body);
+      if (i % 8 == 0) {
+        o.pop_back();  // the closing quote: add escapes of every kind first
+        o += R"( \u00e9 \ud83d\ude00 \"end\"\n\t")";
+      }
+      o += '}';
+    }
+    o += ']';
+    return out;
+  }();
+  return *text;
+}
+
+/// The three parse documents, by benchmark argument.
+const std::string& parseText(std::int64_t which) {
+  return which == 0 ? twitterText() : which == 1 ? numbersText() : stringsText();
+}
+const char* kParseDocs[] = {"twitter", "numbers", "strings"};
+
+void BM_Parse_Netbuf(benchmark::State& state) {
+  const std::string& text = parseText(state.range(0));
   Document doc;
   for (auto _ : state) {
     doc.clear();
@@ -249,10 +323,22 @@ void BM_TwitterParse_Netbuf(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
   state.counters["doc_bytes"] = static_cast<double>(text.size());
 }
-BENCHMARK(BM_TwitterParse_Netbuf)->Name("twitter/parse/netbuf");
 
-void BM_TwitterParse_RapidJson(benchmark::State& state) {
-  const std::string& text = twitterText();
+void BM_Parse_Simdjson(benchmark::State& state) {
+  // simdjson's documented use: one parser reused (its DOM lives in the parser) and padded input,
+  // prepared once.
+  const simdjson::padded_string text(parseText(state.range(0)));
+  simdjson::dom::parser parser;
+  for (auto _ : state) {
+    simdjson::dom::element root;
+    if (parser.parse(text).get(root) != simdjson::SUCCESS) die("simdjson parse");
+    benchmark::DoNotOptimize(root);
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
+}
+
+void BM_Parse_RapidJson(benchmark::State& state) {
+  const std::string& text = parseText(state.range(0));
   for (auto _ : state) {
     rapidjson::Document d;
     d.Parse(text.data(), text.size());
@@ -261,17 +347,28 @@ void BM_TwitterParse_RapidJson(benchmark::State& state) {
   }
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
 }
-BENCHMARK(BM_TwitterParse_RapidJson)->Name("twitter/parse/rapidjson_dom");
 
-void BM_TwitterParse_Nlohmann(benchmark::State& state) {
-  const std::string& text = twitterText();
+void BM_Parse_Nlohmann(benchmark::State& state) {
+  const std::string& text = parseText(state.range(0));
   for (auto _ : state) {
     nlohmann::json j = nlohmann::json::parse(text);
     benchmark::DoNotOptimize(j);
   }
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
 }
-BENCHMARK(BM_TwitterParse_Nlohmann)->Name("twitter/parse/nlohmann");
+
+// Named <doc>/parse/<library>; the libraries of one document run one after the other.
+const int kParseRegistered = [] {
+  for (int d = 0; d < 3; ++d) {
+    const std::string doc = kParseDocs[d];
+    benchmark::RegisterBenchmark((doc + "/parse/netbuf").c_str(), BM_Parse_Netbuf)->Arg(d);
+    benchmark::RegisterBenchmark((doc + "/parse/simdjson_dom").c_str(), BM_Parse_Simdjson)->Arg(d);
+    benchmark::RegisterBenchmark((doc + "/parse/rapidjson_dom").c_str(), BM_Parse_RapidJson)
+        ->Arg(d);
+    benchmark::RegisterBenchmark((doc + "/parse/nlohmann").c_str(), BM_Parse_Nlohmann)->Arg(d);
+  }
+  return 0;
+}();
 
 void BM_TwitterWrite_Netbuf(benchmark::State& state) {
   const std::string& text = twitterText();
@@ -331,6 +428,38 @@ void sanity() {
   }
   const nlohmann::json j = nlohmann::json::parse(text);
   if (!j.contains("statuses")) die("nlohmann parse");
+
+  // The strings document: netbuf and RapidJSON agree byte for byte, as above.
+  {
+    Document sdoc;
+    json::parse(stringsText(), sdoc);
+    ByteBuf sbuf = ByteBufAllocator::defaultAllocator().buffer(stringsText().size());
+    json::write(sdoc.root(), sbuf);
+    rapidjson::Document sd;
+    sd.Parse(stringsText().data(), stringsText().size());
+    rapidjson::StringBuffer ssb;
+    rapidjson::Writer<rapidjson::StringBuffer> sw(ssb);
+    sd.Accept(sw);
+    if (sbuf.readableStringView() != std::string_view(ssb.GetString(), ssb.GetSize())) {
+      die("netbuf and rapidjson serialise the strings document differently");
+    }
+  }
+  // The numbers document: netbuf and simdjson (both correctly rounded) read every number alike.
+  Document ndoc;
+  json::parse(numbersText(), ndoc);
+  simdjson::dom::parser sp;
+  const simdjson::padded_string padded(numbersText());
+  simdjson::dom::element root;
+  if (sp.parse(padded).get(root) != simdjson::SUCCESS) die("simdjson parse");
+  simdjson::dom::array coords = root["coordinates"].get_array();
+  std::size_t i = 0;
+  for (simdjson::dom::element pt : coords) {
+    const Value& mine = ndoc.root()["coordinates"][i++];
+    for (std::size_t k = 0; k < 2; ++k) {
+      if (mine[k].asDouble() != double(pt.at(k).get_double())) die("numbers differ");
+    }
+  }
+  if (i != ndoc.root()["coordinates"].size()) die("numbers: coordinate count");
 }
 
 }  // namespace
