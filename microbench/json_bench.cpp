@@ -324,6 +324,21 @@ void BM_Parse_Netbuf(benchmark::State& state) {
   state.counters["doc_bytes"] = static_cast<double>(text.size());
 }
 
+/// The byte-at-a-time parser alone (JsonParser::Engine::ByteAtATime): the reference the indexed
+/// parser falls back to for errors.
+void BM_Parse_NetbufBytewise(benchmark::State& state) {
+  const std::string& text = parseText(state.range(0));
+  JsonParser parser;
+  parser.setEngine(JsonParser::Engine::ByteAtATime);
+  Document doc;
+  for (auto _ : state) {
+    doc.clear();
+    parser.parse(text, doc);
+    benchmark::DoNotOptimize(doc.root());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
+}
+
 void BM_Parse_Simdjson(benchmark::State& state) {
   // simdjson's documented use: one parser reused (its DOM lives in the parser) and padded input,
   // prepared once.
@@ -362,6 +377,8 @@ const int kParseRegistered = [] {
   for (int d = 0; d < 3; ++d) {
     const std::string doc = kParseDocs[d];
     benchmark::RegisterBenchmark((doc + "/parse/netbuf").c_str(), BM_Parse_Netbuf)->Arg(d);
+    benchmark::RegisterBenchmark((doc + "/parse/netbuf_bytewise").c_str(), BM_Parse_NetbufBytewise)
+        ->Arg(d);
     benchmark::RegisterBenchmark((doc + "/parse/simdjson_dom").c_str(), BM_Parse_Simdjson)->Arg(d);
     benchmark::RegisterBenchmark((doc + "/parse/rapidjson_dom").c_str(), BM_Parse_RapidJson)
         ->Arg(d);

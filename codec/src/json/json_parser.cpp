@@ -3,11 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 
 #include "json_internal.hpp"
 #include "json_lex.hpp"
+#include "json_structural_index.hpp"
 
 namespace netbuf {
 
@@ -30,6 +32,8 @@ struct JsonParseRun : detail::JsonLexer {
   void push(Value v) { parser.stack_.push_back(v); }
 
   Value run();
+  bool runIndexed(const std::uint32_t* idx, const std::uint64_t* bits, Value& out);
+  Value indexedString(std::size_t open, const std::uint64_t* bits);
   void openContainer(bool object);
   void parseKey();
   Value parseString() {
@@ -250,6 +254,139 @@ Value JsonParseRun::run() {
   }
 }
 
+namespace {
+
+// Bytes that may follow a number or a literal: whitespace, a structural character, a quote (which
+// stage 2 then rejects as a token without a separator). Anything else continues the token.
+constexpr std::array<bool, 256> kEndsToken = [] {
+  std::array<bool, 256> t{};
+  for (const unsigned char c : std::string_view(" \t\n\r{}[]:,\"")) t[c] = true;
+  return t;
+}();
+
+}  // namespace
+
+Value JsonParseRun::indexedString(std::size_t open, const std::uint64_t* bits) {
+  const std::size_t close = detail::nextQuote(bits, open + 1);
+  const char* body = begin + open + 1;
+  const std::size_t n = close - open - 1;
+  if (!detail::anyBit<detail::kSpecialWord>(bits, open + 1, close)) [[likely]] {
+    checkStringLength(begin + open, n);
+    return detail::ValueHints::plainAscii(Value::strView({body, n}));
+  }
+  if (!detail::anyBit<detail::kBackslashWord>(bits, open + 1, close)) {
+    checkStringLength(begin + open, n);
+    validateUtf8(body, n);
+    return Value::strView({body, n});
+  }
+  p = begin + open;
+  return parseString();  // escapes: the lexer decodes them into the arena
+}
+
+// Stage 2 over stage 1's positions (json_structural_index.hpp): the grammar of run(), token by
+// token, with no whitespace to skip and no string to scan. Returns false, or throws JsonError, on
+// any error: the caller then runs run() for the exact error.
+bool JsonParseRun::runIndexed(const std::uint32_t* idx, const std::uint64_t* bits,
+                              Value& out) {
+  const std::size_t n = static_cast<std::size_t>(end - begin);
+  auto& frames = parser.frames_;
+  auto& stack = parser.stack_;
+  stack.clear();
+  frames.clear();
+  std::size_t pos;
+  char c;
+  // The next token (the sentinel, n, ends the input).
+#define NETBUF_NEXT_TOKEN()    \
+  do {                         \
+    pos = *idx++;              \
+    if (pos >= n) return false; \
+    c = begin[pos];            \
+  } while (0)
+  Value v;
+  for (;;) {
+  value:
+    NETBUF_NEXT_TOKEN();
+    switch (c) {
+      case '{':
+        if (frames.size() >= opt.maxDepth) return false;
+        frames.push_back({stack.size(), pos, true});
+        NETBUF_NEXT_TOKEN();
+        if (c == '}') {
+          v = closeObject();
+          break;
+        }
+        if (c != '"') return false;
+        stack.push_back(indexedString(pos, bits));
+        NETBUF_NEXT_TOKEN();
+        if (c != ':') return false;
+        goto value;
+      case '[':
+        if (frames.size() >= opt.maxDepth) return false;
+        frames.push_back({stack.size(), pos, false});
+        if (*idx < n && begin[*idx] == ']') {
+          ++idx;
+          v = closeArray();
+          break;
+        }
+        goto value;
+      case '"':
+        v = indexedString(pos, bits);
+        break;
+      case 't':
+      case 'f':
+      case 'n': {
+        const std::string_view word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+        if (n - pos < word.size() || std::memcmp(begin + pos, word.data(), word.size()) != 0)
+          return false;
+        if (pos + word.size() < n && !kEndsToken[static_cast<unsigned char>(begin[pos + word.size()])])
+          return false;
+        v = c == 'n' ? Value::nil() : Value::boolean(c == 't');
+        break;
+      }
+      case '-':
+      case '0':
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7':
+      case '8':
+      case '9':
+        p = begin + pos;
+        v = parseNumber();
+        if (p < end && !kEndsToken[static_cast<unsigned char>(*p)]) return false;
+        break;
+      default:
+        return false;
+    }
+    // v is complete: add it to the enclosing container, closing containers as they end.
+    for (;;) {
+      if (frames.empty()) {
+        out = v;
+        return *idx >= n;  // nothing after the top-level value
+      }
+      stack.push_back(v);
+      NETBUF_NEXT_TOKEN();
+      const bool object = frames.back().object;
+      if (c == ',') {
+        if (object) {
+          NETBUF_NEXT_TOKEN();
+          if (c != '"') return false;
+          stack.push_back(indexedString(pos, bits));
+          NETBUF_NEXT_TOKEN();
+          if (c != ':') return false;
+        }
+        goto value;
+      }
+      if (c != (object ? '}' : ']')) return false;
+      v = object ? closeObject() : closeArray();
+    }
+  }
+#undef NETBUF_NEXT_TOKEN
+}
+
 void JsonParser::parse(std::string_view text, Document& into) {
   // Scratch capacity beyond this is given back after each parse (success or error): one huge
   // document must not pin its scratch for the parser's (a thread's, a connection's) lifetime.
@@ -257,12 +394,39 @@ void JsonParser::parse(std::string_view text, Document& into) {
     JsonParser& p;
     ~ShrinkAfter() {
       constexpr std::size_t kKeepBytes = 256 * 1024;
+      // Stage 1's output is kept up to a 1 MiB document's worth (its size is proportional to the
+      // input's, and allocating it afresh per parse costs more than the parse of such a document).
+      constexpr std::size_t kKeepIndexBytes = 1024 * 1024;
       if (p.stack_.capacity() * sizeof(Value) > kKeepBytes) std::vector<Value>().swap(p.stack_);
       if (p.unescaped_.capacity() > kKeepBytes) std::vector<char>().swap(p.unescaped_);
       if (p.frames_.capacity() * sizeof(Frame) > kKeepBytes) std::vector<Frame>().swap(p.frames_);
+      if (p.structurals_.capacity() * sizeof(std::uint32_t) > kKeepIndexBytes)
+        std::vector<std::uint32_t>().swap(p.structurals_);
+      if (p.blockBits_.capacity() * sizeof(std::uint64_t) > kKeepIndexBytes / 2)
+        std::vector<std::uint64_t>().swap(p.blockBits_);
     }
   } shrink{*this};
   JsonParseRun r{{text.data(), text.data() + text.size(), options_}, text.data(), into, *this};
+  if (engine_ != Engine::ByteAtATime && text.size() < (std::uint64_t{1} << 32)) {
+    bool accepted = false;
+    Value root;
+    try {
+      r.checkDocumentSize();
+      std::size_t count = 0;
+      accepted = detail::indexJson(text.data(), text.size(), structurals_, count, blockBits_) &&
+                 r.runIndexed(structurals_.data(), blockBits_.data(), root);
+    } catch (const JsonError&) {
+      if (engine_ == Engine::IndexedOnly) throw;
+    }
+    if (accepted) {
+      into.setRoot(root);
+      return;
+    }
+    if (engine_ == Engine::IndexedOnly) {
+      throw JsonError(JsonErrorCode::Syntax, "rejected by the indexed parser", 0, 1, 1);
+    }
+    r.p = text.data();
+  }
   const Value root = r.run();
   r.skipWs();
   if (r.p != r.end) r.failTrailing(r.p);

@@ -42,6 +42,7 @@
 // Threads: a JsonParser belongs to one thread at a time; the free functions use one per thread.
 
 #include <cstddef>
+#include <cstdint>
 #include <netbuf/buffer/byte_buf.hpp>
 #include <netbuf/codec/document.hpp>
 #include <netbuf/codec/json/json_error.hpp>
@@ -54,10 +55,20 @@ namespace netbuf {
 
 class JsonParser {
  public:
+  /// Which parser runs. Indexed (the default): a first pass finds every token 64 bytes at a time
+  /// (AVX-512 or AVX2 where the CPU has them), a second builds the Document from those positions;
+  /// on any error the byte-at-a-time parser runs over the text again, so errors (code, detail,
+  /// offset) are that parser's exactly. ByteAtATime: that parser alone (a reference for tests and
+  /// benchmarks). IndexedOnly: no second try, an error is reported as the indexed parser found it
+  /// (possibly a plain Syntax error at offset 0): for differential tests only.
+  enum class Engine : std::uint8_t { Indexed, ByteAtATime, IndexedOnly };
+
   explicit JsonParser(const JsonParseOptions& options = {}) : options_(options) {}
 
   const JsonParseOptions& options() const noexcept { return options_; }
   void setOptions(const JsonParseOptions& options) { options_ = options; }
+  Engine engine() const noexcept { return engine_; }
+  void setEngine(Engine engine) noexcept { engine_ = engine; }
 
   /// Parses `text` (exactly one JSON value, optionally surrounded by whitespace) and sets
   /// into.root(). Unescaped strings view `text`: keep it alive and unchanged while the values are
@@ -71,6 +82,9 @@ class JsonParser {
  private:
   friend struct JsonParseRun;
   JsonParseOptions options_;
+  Engine engine_ = Engine::Indexed;
+  std::vector<std::uint32_t> structurals_;  // stage 1: token positions
+  std::vector<std::uint64_t> blockBits_;    // stage 1: per-block quote/backslash masks
   std::vector<Value> stack_;     // elements, or key/value pairs, of the open containers
   std::vector<char> unescaped_;  // the string being unescaped
   struct Frame {

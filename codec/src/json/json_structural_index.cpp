@@ -1,0 +1,327 @@
+// Stage 1 of the JSON parser: see json_structural_index.hpp.
+//
+// Each tier has its own loop over the blocks (a loop compiled for its instruction set, so that
+// the mask computations inline into it); what the masks mean, and what is recorded from them, is
+// one function shared by all tiers (plain 64-bit arithmetic, inlined into each loop).
+#include "json_structural_index.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <netbuf/buffer/utf8.hpp>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace netbuf::detail {
+namespace {
+
+/// The classes of one block's 64 bytes, one bit per byte (bit i: byte i).
+struct RawMasks {
+  std::uint64_t quote;
+  std::uint64_t backslash;
+  std::uint64_t op;    // { } [ ] : ,
+  std::uint64_t ws;    // space, tab, line feed, carriage return
+  std::uint64_t ctrl;  // below 0x20
+  std::uint64_t high;  // above 0x7F
+};
+
+/// State carried from one block to the next.
+struct Carry {
+  std::uint64_t inString = 0;  // all ones when the previous block ended inside a string
+  std::uint64_t escaped = 0;   // 1 when the previous block ended with an escaping backslash
+  std::uint64_t scalar = 0;    // 1 when the previous block ended inside a scalar run
+  std::uint64_t error = 0;     // a control byte inside a string was seen
+};
+
+/// The bytes escaped by a backslash: each backslash not itself escaped escapes the next byte.
+/// Backslashes are rare; the loop runs once per escaping backslash.
+[[gnu::always_inline]] inline std::uint64_t escapedBytes(std::uint64_t backslash,
+                                                         std::uint64_t& carry) noexcept {
+  std::uint64_t escaped = carry;
+  carry = 0;
+  std::uint64_t b = backslash & ~escaped;
+  while (b != 0) {
+    const std::uint64_t bit = b & (0 - b);
+    const std::uint64_t next = bit << 1;  // 0 for bit 63: the escape continues in the next block
+    if (next == 0) carry = 1;
+    escaped |= next;
+    b &= ~(bit | next);
+  }
+  return escaped;
+}
+
+/// Writes the positions of s's bits (base + bit index) at out; returns the new end. Writes up to
+/// 16 slots beyond the last position (the caller keeps 64 + 16 free).
+[[gnu::always_inline]] inline std::uint32_t* flatten(std::uint32_t* out, std::uint32_t base,
+                                                     std::uint64_t s) noexcept {
+  if (s == 0) return out;
+  const int count = __builtin_popcountll(s);
+  // Lowest set bit of s, defined (and unused) when s is 0: OR-ing bit 63 changes no other answer.
+  auto low = [](std::uint64_t x) {
+    return static_cast<std::uint32_t>(__builtin_ctzll(x | (std::uint64_t{1} << 63)));
+  };
+  for (int i = 0; i < 8; ++i) {
+    out[i] = base + low(s);
+    s &= s - 1;
+  }
+  if (count > 8) {
+    for (int i = 8; i < 16; ++i) {
+      out[i] = base + low(s);
+      s &= s - 1;
+    }
+    for (int i = 16; s != 0; ++i) {
+      out[i] = base + low(s);
+      s &= s - 1;
+    }
+  }
+  return out + count;
+}
+
+/// One block's masks (and the prefix XOR of its unescaped quotes, computed by the tier) to its
+/// structurals and bits.
+[[gnu::always_inline]] inline std::uint64_t structuralsOf(const RawMasks& m, std::uint64_t quote,
+                                                          std::uint64_t quotePrefixXor, Carry& c,
+                                                          std::uint64_t* bits) noexcept {
+  // inString: set from an opening quote through the byte before its closing quote.
+  const std::uint64_t inString = quotePrefixXor ^ c.inString;
+  c.inString = static_cast<std::uint64_t>(static_cast<std::int64_t>(inString) >> 63);
+  c.error |= m.ctrl & inString;
+  const std::uint64_t outside = ~inString;  // closing quotes included
+  const std::uint64_t scalar = ~(m.op | m.ws | quote) & outside;
+  const std::uint64_t scalarStart = scalar & ~((scalar << 1) | c.scalar);
+  c.scalar = scalar >> 63;
+  bits[kQuoteWord] = quote;
+  bits[kSpecialWord] = m.backslash | m.high;
+  bits[kBackslashWord] = m.backslash;
+  return (m.op & outside) | (quote & inString) | scalarStart;
+}
+
+[[gnu::always_inline]] inline std::uint64_t prefixXorPortable(std::uint64_t x) noexcept {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+RawMasks masksPortable(const unsigned char* p) noexcept {
+  RawMasks m{};
+  for (unsigned i = 0; i < 64; ++i) {
+    const unsigned char c = p[i];
+    const std::uint64_t bit = std::uint64_t{1} << i;
+    if (c == '"') m.quote |= bit;
+    if (c == '\\') m.backslash |= bit;
+    if (c == '{' || c == '}' || c == '[' || c == ']' || c == ':' || c == ',') m.op |= bit;
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') m.ws |= bit;
+    if (c < 0x20) m.ctrl |= bit;
+    if (c >= 0x80) m.high |= bit;
+  }
+  return m;
+}
+
+/// Makes room for one more block's positions (at most 64, plus flatten's 16 slots of slack).
+inline std::uint32_t* reserveBlock(std::vector<std::uint32_t>& v, std::uint32_t* out) {
+  const auto used = static_cast<std::size_t>(out - v.data());
+  if (v.size() - used < 64 + 16) [[unlikely]] {
+    v.resize(std::max<std::size_t>(v.size() * 2, used + 1024));
+    return v.data() + used;
+  }
+  return out;
+}
+
+/// Common set-up: the vectors sized for n bytes; returns the block count.
+std::size_t prepare(std::size_t n, std::vector<std::uint32_t>& structurals,
+                    std::vector<std::uint64_t>& bits) {
+  const std::size_t blocks = (n + 63) / 64;
+  if (bits.size() < blocks * kWordsPerBlock) bits.resize(blocks * kWordsPerBlock);
+  // A guess that fits typical documents (a token every 4 bytes or more); reserveBlock grows it.
+  if (structurals.size() < n / 4 + 1024) structurals.resize(n / 4 + 1024);
+  return blocks;
+}
+
+/// Common ending: the sentinel, the count, and the verdict.
+bool finish(std::size_t n, std::vector<std::uint32_t>& structurals, std::uint32_t* out,
+            std::size_t& count, const Carry& c) {
+  out = reserveBlock(structurals, out);
+  count = static_cast<std::size_t>(out - structurals.data());
+  *out = static_cast<std::uint32_t>(n);
+  return c.inString == 0 && c.error == 0;
+}
+
+/// The last, partial block, padded with spaces (whitespace: never structural).
+inline const unsigned char* paddedTail(const char* p, std::size_t n, std::size_t offset,
+                                       unsigned char (&buf)[64]) noexcept {
+  std::memset(buf, ' ', sizeof buf);
+  std::memcpy(buf, p + offset, n - offset);
+  return buf;
+}
+
+bool indexPortable(const char* p, std::size_t n, std::vector<std::uint32_t>& structurals,
+                   std::size_t& count, std::vector<std::uint64_t>& bits) {
+  const std::size_t blocks = prepare(n, structurals, bits);
+  std::uint32_t* out = structurals.data();
+  Carry c;
+  unsigned char tail[64];
+  for (std::size_t k = 0; k < blocks; ++k) {
+    const std::size_t offset = k * 64;
+    const auto* block = offset + 64 <= n ? reinterpret_cast<const unsigned char*>(p + offset)
+                                         : paddedTail(p, n, offset, tail);
+    const RawMasks m = masksPortable(block);
+    const std::uint64_t quote = m.quote & ~escapedBytes(m.backslash, c.escaped);
+    const std::uint64_t s = structuralsOf(m, quote, quote != 0 ? prefixXorPortable(quote) : 0, c, bits.data() + k * kWordsPerBlock);
+    out = reserveBlock(structurals, out);
+    out = flatten(out, static_cast<std::uint32_t>(offset), s);
+  }
+  return finish(n, structurals, out, count, c);
+}
+
+#if defined(__x86_64__)
+
+#define NETBUF_JSON_AVX2 __attribute__((target("avx2,bmi,bmi2,popcnt,pclmul")))
+#define NETBUF_JSON_AVX512 __attribute__((target("avx512f,avx512bw,avx2,bmi,bmi2,popcnt,pclmul")))
+
+NETBUF_JSON_AVX2 inline std::uint64_t prefixXorClmul(std::uint64_t x) noexcept {
+  const __m128i r = _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<long long>(x)),
+                                         _mm_set1_epi8(static_cast<char>(0xFF)), 0);
+  return static_cast<std::uint64_t>(_mm_cvtsi128_si64(r));
+}
+
+// (Helpers rather than lambdas: a lambda does not inherit its function's target attribute.)
+NETBUF_JSON_AVX2 inline std::uint64_t bits2(__m256i lo, __m256i hi) noexcept {
+  return static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(lo))) |
+         static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(hi))) << 32;
+}
+NETBUF_JSON_AVX2 inline std::uint64_t eq2(__m256i lo, __m256i hi, char ch) noexcept {
+  const __m256i c = _mm256_set1_epi8(ch);
+  return bits2(_mm256_cmpeq_epi8(lo, c), _mm256_cmpeq_epi8(hi, c));
+}
+
+NETBUF_JSON_AVX2 inline RawMasks masksAvx2(const unsigned char* p) noexcept {
+  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+  // '[' | 0x20 == '{' and ']' | 0x20 == '}', and no other byte maps onto either.
+  const __m256i x20 = _mm256_set1_epi8(0x20);
+  const __m256i lo20 = _mm256_or_si256(lo, x20);
+  const __m256i hi20 = _mm256_or_si256(hi, x20);
+  const __m256i x1f = _mm256_set1_epi8(0x1F);
+  RawMasks m;
+  m.quote = eq2(lo, hi, '"');
+  m.backslash = eq2(lo, hi, '\\');
+  m.op = eq2(lo20, hi20, '{') | eq2(lo20, hi20, '}') | eq2(lo, hi, ':') | eq2(lo, hi, ',');
+  m.ws = eq2(lo, hi, ' ') | eq2(lo, hi, '\t') | eq2(lo, hi, '\n') | eq2(lo, hi, '\r');
+  m.ctrl = bits2(_mm256_cmpeq_epi8(_mm256_min_epu8(lo, x1f), lo),
+                 _mm256_cmpeq_epi8(_mm256_min_epu8(hi, x1f), hi));
+  m.high = bits2(lo, hi);
+  return m;
+}
+
+NETBUF_JSON_AVX2 bool indexAvx2(const char* p, std::size_t n,
+                                std::vector<std::uint32_t>& structurals, std::size_t& count,
+                                std::vector<std::uint64_t>& bits) {
+  const std::size_t blocks = prepare(n, structurals, bits);
+  std::uint32_t* out = structurals.data();
+  Carry c;
+  unsigned char tail[64];
+  for (std::size_t k = 0; k < blocks; ++k) {
+    const std::size_t offset = k * 64;
+    const auto* block = offset + 64 <= n ? reinterpret_cast<const unsigned char*>(p + offset)
+                                         : paddedTail(p, n, offset, tail);
+    const RawMasks m = masksAvx2(block);
+    const std::uint64_t quote = m.quote & ~escapedBytes(m.backslash, c.escaped);
+    const std::uint64_t s = structuralsOf(m, quote, quote != 0 ? prefixXorClmul(quote) : 0, c, bits.data() + k * kWordsPerBlock);
+    out = reserveBlock(structurals, out);
+    out = flatten(out, static_cast<std::uint32_t>(offset), s);
+  }
+  return finish(n, structurals, out, count, c);
+}
+
+NETBUF_JSON_AVX512 inline std::uint64_t eq64(__m512i v, char ch) noexcept {
+  return static_cast<std::uint64_t>(_mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(ch)));
+}
+
+NETBUF_JSON_AVX512 inline RawMasks masksAvx512(const unsigned char* p) noexcept {
+  const __m512i v = _mm512_loadu_si512(p);
+  const __m512i v20 = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
+  RawMasks m;
+  m.quote = eq64(v, '"');
+  m.backslash = eq64(v, '\\');
+  m.op = eq64(v20, '{') | eq64(v20, '}') | eq64(v, ':') | eq64(v, ',');
+  m.ws = eq64(v, ' ') | eq64(v, '\t') | eq64(v, '\n') | eq64(v, '\r');
+  m.ctrl = _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20));
+  m.high = _mm512_movepi8_mask(v);
+  return m;
+}
+
+/// flatten() with AVX-512: each 16 bits of s compress 16 consecutive positions into their set
+/// lanes (no branch per bit, no dependency chain through the mask). Writes up to 16 slots beyond
+/// the last position.
+NETBUF_JSON_AVX512 inline std::uint32_t* flattenAvx512(std::uint32_t* out, std::uint32_t base,
+                                                       std::uint64_t s) noexcept {
+  if (s == 0) return out;
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (unsigned j = 0; j < 4; ++j) {
+    const auto m = static_cast<__mmask16>(s >> (16 * j));
+    const __m512i positions =
+        _mm512_add_epi32(iota, _mm512_set1_epi32(static_cast<int>(base + 16 * j)));
+    _mm512_storeu_si512(out, _mm512_maskz_compress_epi32(m, positions));
+    out += __builtin_popcount(m);
+  }
+  return out;
+}
+
+NETBUF_JSON_AVX512 bool indexAvx512(const char* p, std::size_t n,
+                                    std::vector<std::uint32_t>& structurals, std::size_t& count,
+                                    std::vector<std::uint64_t>& bits) {
+  const std::size_t blocks = prepare(n, structurals, bits);
+  std::uint32_t* out = structurals.data();
+  Carry c;
+  unsigned char tail[64];
+  for (std::size_t k = 0; k < blocks; ++k) {
+    const std::size_t offset = k * 64;
+    const auto* block = offset + 64 <= n ? reinterpret_cast<const unsigned char*>(p + offset)
+                                         : paddedTail(p, n, offset, tail);
+    const RawMasks m = masksAvx512(block);
+    const std::uint64_t quote = m.quote & ~escapedBytes(m.backslash, c.escaped);
+    const std::uint64_t s = structuralsOf(m, quote, quote != 0 ? prefixXorClmul(quote) : 0, c, bits.data() + k * kWordsPerBlock);
+    out = reserveBlock(structurals, out);
+    out = flattenAvx512(out, static_cast<std::uint32_t>(offset), s);
+  }
+  return finish(n, structurals, out, count, c);
+}
+
+bool hasClmul() noexcept {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("bmi") &&
+           __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+  }();
+  return yes;
+}
+
+#endif
+
+}  // namespace
+
+bool indexJson(const char* p, std::size_t n, std::vector<std::uint32_t>& structurals,
+               std::size_t& count, std::vector<std::uint64_t>& bits) {
+#if defined(__x86_64__)
+  // The tier the text kernels use now (utf8::forceIsa pins it for tests), when this CPU also has
+  // the carry-less multiply.
+  switch (utf8::activeIsa()) {
+    case utf8::Isa::Avx512:
+      if (hasClmul()) return indexAvx512(p, n, structurals, count, bits);
+      break;
+    case utf8::Isa::Avx2:
+      if (hasClmul()) return indexAvx2(p, n, structurals, count, bits);
+      break;
+    default:
+      break;
+  }
+#endif
+  return indexPortable(p, n, structurals, count, bits);
+}
+
+}  // namespace netbuf::detail
