@@ -5,11 +5,22 @@
 
 #include <fmt/format.h>
 
+#include <locale.h>
+#include <stdlib.h>
+
 #include <algorithm>
+#include <string>
 
 namespace netbuf::detail {
 
 namespace {
+
+/// strtod in the "C" locale (a program's LC_NUMERIC must not change what '.' means in JSON).
+double strtodC(const char* start, const char* stop) {
+  static const locale_t c = newlocale(LC_ALL_MASK, "C", nullptr);
+  const std::string text(start, stop);  // NUL-terminated copy (the input is not)
+  return strtod_l(text.c_str(), nullptr, c);
+}
 
 // The first 64 bytes of a number token, for error details.
 std::string_view numberText(const char* start, const char* stop) {
@@ -156,7 +167,10 @@ double JsonLexer::toDoubleSlow(const char* start, const char* stop, bool outOfRa
   if (seen && mag + e > 0)
     fail(JsonErrorCode::NumberOutOfRange, start,
          fmt::format("number {} is out of the range of a double", numberText(start, stop)));
-  return neg ? -0.0 : 0.0;
+  // Below the normal range: a subnormal, correctly rounded, or a signed zero. (from_chars reports
+  // subnormal results as out of range too; strtod returns them.)
+  if (!seen) return neg ? -0.0 : 0.0;
+  return strtodC(start, stop);
 }
 
 }  // namespace netbuf::detail

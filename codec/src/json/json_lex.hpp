@@ -24,10 +24,36 @@
 #include <system_error>
 
 #include "json_internal.hpp"
+#include "json_number.hpp"
 
 namespace netbuf::detail {
 
 constexpr bool isDigit(char c) noexcept { return static_cast<unsigned char>(c - '0') < 10; }
+
+/// The 8 bytes at p, little-endian (the byte at p lowest).
+inline std::uint64_t load8(const char* p) noexcept {
+  std::uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/// Whether all 8 bytes of v are ASCII digits: each byte's high nibble is 3, and adding 6 to its low
+/// nibble does not carry into the high one.
+constexpr bool allDigits8(std::uint64_t v) noexcept {
+  return ((v & 0xF0F0F0F0F0F0F0F0) | (((v + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4)) ==
+         0x3333333333333333;
+}
+
+/// The value of 8 ASCII digits (first digit in the lowest byte): pairs, then quads, then the
+/// whole, each step one multiply-add over every lane at once.
+constexpr std::uint32_t eightDigits(std::uint64_t v) noexcept {
+  v -= 0x3030303030303030;
+  v = v * 10 + (v >> 8);  // each 16-bit lane: two digits' value in its low byte
+  v = (((v & 0x000000FF000000FF) * (100 + (std::uint64_t{1000000} << 32))) +
+       (((v >> 16) & 0x000000FF000000FF) * (1 + (std::uint64_t{10000} << 32)))) >>
+      32;
+  return static_cast<std::uint32_t>(v);
+}
 
 /// The value of hex digit c, or -1.
 constexpr int hexValue(char c) noexcept {
@@ -81,11 +107,17 @@ struct LexedString {
 
 /// A number token (RFC 8259 grammar, checked): [start, end), its sign, whether it has a fraction
 /// or an exponent, and for the integer part the digit count and the value accumulated modulo 2^64
-/// (exact up to 19 digits; integerInRange() settles 20).
+/// (exact up to 19 digits; integerInRange() settles 20). For toDouble: every digit (integer part
+/// and fraction) accumulated modulo 2^64 into significand, exact when sigDigits (the digits after
+/// any leading zeros) is at most 19, and the value is significand x 10^(exponent - fracDigits).
 struct NumberScan {
   const char* end;
   std::uint64_t magnitude;
   std::size_t intDigits;
+  std::uint64_t significand;
+  std::size_t sigDigits;
+  std::int64_t fracDigits;
+  std::int64_t exponent;  // saturates at +-1000000
   bool negative;
   bool isFloat;
 };
@@ -277,6 +309,10 @@ struct JsonLexer {
     } else if (isDigit(*q)) {
       const char* ds = q;
       std::uint64_t u = 0;
+      while (end - q >= 8 && allDigits8(load8(q))) {
+        u = u * 100000000 + eightDigits(load8(q));
+        q += 8;
+      }
       while (q < end && isDigit(*q)) {
         u = u * 10 + static_cast<unsigned>(*q - '0');
         ++q;
@@ -286,19 +322,47 @@ struct JsonLexer {
     } else {
       failUnexpected(q, "a digit");
     }
+    // The integer part "0" has no significant digit; any other has no leading zero. (Not
+    // magnitude == 0: 2^64 wraps to it.)
+    const bool intZero = s.negative ? start[1] == '0' : start[0] == '0';
+    s.significand = s.magnitude;
+    s.sigDigits = intZero ? 0 : s.intDigits;
     if (q < end && *q == '.') {
       ++q;
       if (q >= end) failEnd("inside a number");
       if (!isDigit(*q)) failUnexpected(q, "a digit after '.'");
-      while (q < end && isDigit(*q)) ++q;
+      const char* fs = q;
+      std::uint64_t sig = s.significand;
+      std::size_t leadingZeros = 0;
+      if (intZero) {
+        while (q < end && *q == '0') ++q;
+        leadingZeros = static_cast<std::size_t>(q - fs);
+      }
+      while (end - q >= 8 && allDigits8(load8(q))) {
+        sig = sig * 100000000 + eightDigits(load8(q));
+        q += 8;
+      }
+      while (q < end && isDigit(*q)) {
+        sig = sig * 10 + static_cast<unsigned>(*q - '0');
+        ++q;
+      }
+      s.significand = sig;
+      s.fracDigits = q - fs;
+      s.sigDigits += static_cast<std::size_t>(q - fs) - leadingZeros;
       s.isFloat = true;
     }
     if (q < end && (*q == 'e' || *q == 'E')) {
       ++q;
+      const bool negativeExponent = q < end && *q == '-';
       if (q < end && (*q == '+' || *q == '-')) ++q;
       if (q >= end) failEnd("inside a number");
       if (!isDigit(*q)) failUnexpected(q, "a digit in the exponent");
-      while (q < end && isDigit(*q)) ++q;
+      std::int64_t e = 0;
+      while (q < end && isDigit(*q)) {
+        if (e < 1000000) e = e * 10 + (*q - '0');
+        ++q;
+      }
+      s.exponent = negativeExponent ? -e : e;
       s.isFloat = true;
     }
     const auto len = static_cast<std::size_t>(q - start);
@@ -325,9 +389,19 @@ struct JsonLexer {
     return !s.negative || s.magnitude <= std::uint64_t{1} << 63;
   }
 
-  /// The double nearest the number token [start, stop): an overflow is NumberOutOfRange, an
-  /// underflow gives a signed zero.
-  double toDouble(const char* start, const char* stop) const {
+  /// The double nearest the number token s, which starts at `start`: an overflow is
+  /// NumberOutOfRange, an underflow gives a signed zero.
+  double toDouble(const NumberScan& s, const char* start) const {
+    if (s.sigDigits <= 19) [[likely]] {
+      if (s.significand == 0) return s.negative ? -0.0 : 0.0;
+      double d;
+      if (decimalToDouble(s.significand, s.exponent - s.fracDigits, d)) return s.negative ? -d : d;
+    }
+    return toDoubleFromChars(start, s.end);
+  }
+
+  /// toDouble by std::from_chars over the token's text (any digit count, any exponent).
+  double toDoubleFromChars(const char* start, const char* stop) const {
     double d = 0;
     const auto r = std::from_chars(start, stop, d);
     if (r.ec == std::errc() && r.ptr == stop) [[likely]]

@@ -33,7 +33,7 @@ struct JsonParseRun : detail::JsonLexer {
 
   Value run();
   bool runIndexed(const std::uint32_t* idx, const std::uint64_t* bits, Value& out);
-  Value indexedString(std::size_t open, const std::uint64_t* bits);
+  [[gnu::always_inline]] inline Value indexedString(std::size_t open, const std::uint64_t* bits);
   void openContainer(bool object);
   void parseKey();
   Value parseString() {
@@ -90,7 +90,7 @@ Value JsonParseRun::parseNumber() {
     }
     if (!opt.bigIntegersAsDouble) failBigInteger(start, s.end);
   }
-  return Value::float64(toDouble(start, s.end));
+  return Value::float64(toDouble(s, start));
 }
 
 Value JsonParseRun::closeArray() {
@@ -266,15 +266,32 @@ constexpr std::array<bool, 256> kEndsToken = [] {
 
 }  // namespace
 
-Value JsonParseRun::indexedString(std::size_t open, const std::uint64_t* bits) {
-  const std::size_t close = detail::nextQuote(bits, open + 1);
+inline Value JsonParseRun::indexedString(std::size_t open, const std::uint64_t* bits) {
+  // One pass over the string's blocks: its closing quote (the next unescaped quote), and whether
+  // a backslash or a byte above 0x7F comes before it.
+  std::size_t k = (open + 1) >> 6;
+  std::uint64_t from = ~std::uint64_t{0} << ((open + 1) & 63);
+  std::uint64_t special = 0;
+  std::uint64_t backslash = 0;
+  std::uint64_t quote;
+  for (;;) {
+    const std::uint64_t* w = bits + k * detail::kWordsPerBlock;
+    quote = w[detail::kQuoteWord] & from;
+    const std::uint64_t before = quote == 0 ? from : (quote & (0 - quote)) - 1;
+    special |= w[detail::kSpecialWord] & from & before;
+    backslash |= w[detail::kBackslashWord] & from & before;
+    if (quote != 0) break;
+    from = ~std::uint64_t{0};
+    ++k;
+  }
+  const std::size_t close = (k << 6) + static_cast<std::size_t>(__builtin_ctzll(quote));
   const char* body = begin + open + 1;
   const std::size_t n = close - open - 1;
-  if (!detail::anyBit<detail::kSpecialWord>(bits, open + 1, close)) [[likely]] {
+  if (special == 0) [[likely]] {
     checkStringLength(begin + open, n);
     return detail::ValueHints::plainAscii(Value::strView({body, n}));
   }
-  if (!detail::anyBit<detail::kBackslashWord>(bits, open + 1, close)) {
+  if (backslash == 0) {
     checkStringLength(begin + open, n);
     validateUtf8(body, n);
     return Value::strView({body, n});
@@ -394,9 +411,9 @@ void JsonParser::parse(std::string_view text, Document& into) {
     JsonParser& p;
     ~ShrinkAfter() {
       constexpr std::size_t kKeepBytes = 256 * 1024;
-      // Stage 1's output is kept up to a 1 MiB document's worth (its size is proportional to the
-      // input's, and allocating it afresh per parse costs more than the parse of such a document).
-      constexpr std::size_t kKeepIndexBytes = 1024 * 1024;
+      // Stage 1's output is kept up to 2 MiB (a few MB of typical JSON: its size is proportional
+      // to the input's, and allocating it afresh costs more than parsing such a document).
+      constexpr std::size_t kKeepIndexBytes = 2 * 1024 * 1024;
       if (p.stack_.capacity() * sizeof(Value) > kKeepBytes) std::vector<Value>().swap(p.stack_);
       if (p.unescaped_.capacity() > kKeepBytes) std::vector<char>().swap(p.unescaped_);
       if (p.frames_.capacity() * sizeof(Frame) > kKeepBytes) std::vector<Frame>().swap(p.frames_);

@@ -267,7 +267,7 @@ double JsonReader::readDouble() {
   detail::NumberScan s = lex.scanNumber(p_);
   if (!s.isFloat && !options_.bigIntegersAsDouble && !JsonLexer::integerInRange(s))
     lex.failBigInteger(p_, s.end);
-  const double d = lex.toDouble(p_, s.end);
+  const double d = lex.toDouble(s, p_);
   p_ = s.end;
   valueDone();
   return d;
@@ -338,7 +338,7 @@ void JsonReader::skipValue() {
         detail::NumberScan s = lex.scanNumber(p_);
         if (s.isFloat || !JsonLexer::integerInRange(s)) {
           if (!s.isFloat && !options_.bigIntegersAsDouble) lex.failBigInteger(p_, s.end);
-          (void)lex.toDouble(p_, s.end);
+          (void)lex.toDouble(s, p_);
         }
         p_ = s.end;
         valueDone();

@@ -122,11 +122,13 @@ RawMasks masksPortable(const unsigned char* p) noexcept {
   return m;
 }
 
-/// Makes room for one more block's positions (at most 64, plus flatten's 16 slots of slack).
-inline std::uint32_t* reserveBlock(std::vector<std::uint32_t>& v, std::uint32_t* out) {
+/// Makes room for `room` more positions (a block writes at most 64, plus flatten's 16 slots of
+/// slack).
+inline std::uint32_t* reserveBlock(std::vector<std::uint32_t>& v, std::uint32_t* out,
+                                   std::size_t room = 64 + 16) {
   const auto used = static_cast<std::size_t>(out - v.data());
-  if (v.size() - used < 64 + 16) [[unlikely]] {
-    v.resize(std::max<std::size_t>(v.size() * 2, used + 1024));
+  if (v.size() - used < room) [[unlikely]] {
+    v.resize(std::max<std::size_t>(v.size() * 2, used + room + 1024));
     return v.data() + used;
   }
   return out;
@@ -137,8 +139,8 @@ std::size_t prepare(std::size_t n, std::vector<std::uint32_t>& structurals,
                     std::vector<std::uint64_t>& bits) {
   const std::size_t blocks = (n + 63) / 64;
   if (bits.size() < blocks * kWordsPerBlock) bits.resize(blocks * kWordsPerBlock);
-  // A guess that fits typical documents (a token every 4 bytes or more); reserveBlock grows it.
-  if (structurals.size() < n / 4 + 1024) structurals.resize(n / 4 + 1024);
+  // A guess that fits typical documents (a token every 6 bytes or more); reserveBlock grows it.
+  if (structurals.size() < n / 6 + 2048) structurals.resize(n / 6 + 2048);
   return blocks;
 }
 
@@ -272,22 +274,61 @@ NETBUF_JSON_AVX512 inline std::uint32_t* flattenAvx512(std::uint32_t* out, std::
   return out;
 }
 
+NETBUF_JSON_AVX512 inline std::uint32_t* blockAvx512(const unsigned char* block,
+                                                     std::uint32_t offset, Carry& c,
+                                                     std::uint64_t* bits, std::uint32_t* out) {
+  const __m512i v = _mm512_loadu_si512(block);
+  const std::uint64_t quoteRaw = eq64(v, '"');
+  const std::uint64_t backslash = eq64(v, '\\');
+  const std::uint64_t ctrl = _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20));
+  const std::uint64_t high = _mm512_movepi8_mask(v);
+  if ((quoteRaw | backslash) == 0 && c.inString != 0) {
+    // Wholly inside a string that does not end here (long strings): only control bytes matter.
+    c.error |= ctrl;
+    c.escaped = 0;
+    c.scalar = 0;
+    bits[kQuoteWord] = 0;
+    bits[kSpecialWord] = high;
+    bits[kBackslashWord] = 0;
+    return out;
+  }
+  const __m512i v20 = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
+  RawMasks m;
+  m.quote = quoteRaw;
+  m.backslash = backslash;
+  m.op = eq64(v20, '{') | eq64(v20, '}') | eq64(v, ':') | eq64(v, ',');
+  m.ws = eq64(v, ' ') | eq64(v, '\t') | eq64(v, '\n') | eq64(v, '\r');
+  m.ctrl = ctrl;
+  m.high = high;
+  const std::uint64_t quote = m.quote & ~escapedBytes(m.backslash, c.escaped);
+  const std::uint64_t s =
+      structuralsOf(m, quote, quote != 0 ? prefixXorClmul(quote) : 0, c, bits);
+  return flattenAvx512(out, offset, s);
+}
+
 NETBUF_JSON_AVX512 bool indexAvx512(const char* p, std::size_t n,
                                     std::vector<std::uint32_t>& structurals, std::size_t& count,
                                     std::vector<std::uint64_t>& bits) {
   const std::size_t blocks = prepare(n, structurals, bits);
   std::uint32_t* out = structurals.data();
+  // Room for every block's positions is checked once per 16 blocks (at most 1024 positions).
+  std::uint32_t* limit = structurals.data() + structurals.size() - (16 * 64 + 16);
+  std::uint64_t* b = bits.data();
   Carry c;
-  unsigned char tail[64];
-  for (std::size_t k = 0; k < blocks; ++k) {
-    const std::size_t offset = k * 64;
-    const auto* block = offset + 64 <= n ? reinterpret_cast<const unsigned char*>(p + offset)
-                                         : paddedTail(p, n, offset, tail);
-    const RawMasks m = masksAvx512(block);
-    const std::uint64_t quote = m.quote & ~escapedBytes(m.backslash, c.escaped);
-    const std::uint64_t s = structuralsOf(m, quote, quote != 0 ? prefixXorClmul(quote) : 0, c, bits.data() + k * kWordsPerBlock);
-    out = reserveBlock(structurals, out);
-    out = flattenAvx512(out, static_cast<std::uint32_t>(offset), s);
+  const std::size_t full = n / 64;
+  for (std::size_t k = 0; k < full; ++k, b += kWordsPerBlock) {
+    if ((k & 15) == 0 && out > limit) [[unlikely]] {
+      out = reserveBlock(structurals, out, 16 * 64 + 16);
+      limit = structurals.data() + structurals.size() - (16 * 64 + 16);
+    }
+    out = blockAvx512(reinterpret_cast<const unsigned char*>(p) + k * 64,
+                      static_cast<std::uint32_t>(k * 64), c, b, out);
+  }
+  if (full != blocks) {
+    unsigned char tail[64];
+    out = reserveBlock(structurals, out, 64 + 16);
+    out = blockAvx512(paddedTail(p, n, full * 64, tail), static_cast<std::uint32_t>(full * 64), c,
+                      b, out);
   }
   return finish(n, structurals, out, count, c);
 }

@@ -41,32 +41,4 @@ enum JsonBlockWord : std::size_t {
 bool indexJson(const char* p, std::size_t n, std::vector<std::uint32_t>& structurals,
                std::size_t& count, std::vector<std::uint64_t>& bits);
 
-/// Whether [from, to) holds any bit set in the blocks' `Word` masks.
-template <JsonBlockWord Word>
-inline bool anyBit(const std::uint64_t* bits, std::size_t from, std::size_t to) noexcept {
-  if (from >= to) return false;
-  std::size_t k = from >> 6;
-  const std::size_t last = (to - 1) >> 6;
-  std::uint64_t w = bits[k * kWordsPerBlock + Word] & (~std::uint64_t{0} << (from & 63));
-  while (k != last) {
-    if (w != 0) return true;
-    ++k;
-    w = bits[k * kWordsPerBlock + Word];
-  }
-  const unsigned top = static_cast<unsigned>(to & 63);
-  if (top != 0) w &= (std::uint64_t{1} << top) - 1;
-  return w != 0;
-}
-
-/// The first unescaped quote at or after `from` (one exists: stage 1 saw every string closed).
-inline std::size_t nextQuote(const std::uint64_t* bits, std::size_t from) noexcept {
-  std::size_t k = from >> 6;
-  std::uint64_t w = bits[k * kWordsPerBlock + kQuoteWord] & (~std::uint64_t{0} << (from & 63));
-  while (w == 0) {
-    ++k;
-    w = bits[k * kWordsPerBlock + kQuoteWord];
-  }
-  return (k << 6) + static_cast<std::size_t>(__builtin_ctzll(w));
-}
-
 }  // namespace netbuf::detail
