@@ -4,6 +4,10 @@
 // bigIntegersAsDouble off, bits 3-4 small limits: maxDepth, maxStringLength and maxNumberLength
 // from tables); the rest is the JSON text.
 // Invariants:
+//  - the two engines agree: the indexed parser (JsonParser::Engine::Indexed, a structural index
+//    then a walk over it) and the byte-at-a-time one accept the same inputs with equal documents,
+//    and reject the others with the same error; the indexed one without its fallback
+//    (IndexedOnly) accepts exactly the same inputs;
 //  - parsing throws nothing but JsonError; an error's offset lies inside the text (or at its end
 //    for UnexpectedEnd and limits measured there), line/column are >= 1;
 //  - on success, compact and pretty output parse back to a Value == the original (extended types
@@ -42,16 +46,45 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   po.maxStringLength = kLen[(mode >> 3) & 3];
   po.maxNumberLength = (mode >> 3) & 3 ? 8 : 4096;
 
+  // Each engine's outcome: the document, or the error's code, offset and message.
+  struct Outcome {
+    bool ok = false;
+    JsonErrorCode code{};
+    std::uint64_t offset = 0;
+    std::string what;
+  };
+  auto run = [&](JsonParser::Engine engine, Document& into) {
+    Outcome o;
+    JsonParser parser(po);
+    parser.setEngine(engine);
+    try {
+      parser.parse(text, into);
+      o.ok = true;
+    } catch (const JsonError& e) {
+      check(e.offset() <= text.size(), "error offset inside the text");
+      check(e.line() >= 1 && e.column() >= 1, "line/column are 1-based");
+      o.code = e.code();
+      o.offset = e.offset();
+      o.what = e.what();
+    } catch (...) {
+      check(false, "parse threw something other than JsonError");
+    }
+    return o;
+  };
   Document doc;
-  try {
-    json::parse(text, doc, po);
-  } catch (const JsonError& e) {
-    check(e.offset() <= text.size(), "error offset inside the text");
-    check(e.line() >= 1 && e.column() >= 1, "line/column are 1-based");
+  const Outcome ref = run(JsonParser::Engine::ByteAtATime, doc);
+  Document indexedDoc;
+  const Outcome indexed = run(JsonParser::Engine::Indexed, indexedDoc);
+  Document onlyDoc;
+  const Outcome only = run(JsonParser::Engine::IndexedOnly, onlyDoc);
+  check(indexed.ok == ref.ok && only.ok == ref.ok, "the engines accept the same inputs");
+  if (!ref.ok) {
+    check(indexed.code == ref.code && indexed.offset == ref.offset && indexed.what == ref.what,
+          "the indexed engine reports the byte-at-a-time engine's error");
     return 0;
-  } catch (...) {
-    check(false, "parse threw something other than JsonError");
   }
+  check(indexedDoc.root() == doc.root() && onlyDoc.root() == doc.root(),
+        "the engines build the same document");
 
   JsonParseOptions back = po;
   back.maxStringLength = SIZE_MAX;

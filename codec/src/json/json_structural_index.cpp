@@ -244,19 +244,6 @@ NETBUF_JSON_AVX512 inline std::uint64_t eq64(__m512i v, char ch) noexcept {
   return static_cast<std::uint64_t>(_mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(ch)));
 }
 
-NETBUF_JSON_AVX512 inline RawMasks masksAvx512(const unsigned char* p) noexcept {
-  const __m512i v = _mm512_loadu_si512(p);
-  const __m512i v20 = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
-  RawMasks m;
-  m.quote = eq64(v, '"');
-  m.backslash = eq64(v, '\\');
-  m.op = eq64(v20, '{') | eq64(v20, '}') | eq64(v, ':') | eq64(v, ',');
-  m.ws = eq64(v, ' ') | eq64(v, '\t') | eq64(v, '\n') | eq64(v, '\r');
-  m.ctrl = _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20));
-  m.high = _mm512_movepi8_mask(v);
-  return m;
-}
-
 /// flatten() with AVX-512: each 16 bits of s compress 16 consecutive positions into their set
 /// lanes (no branch per bit, no dependency chain through the mask). Writes up to 16 slots beyond
 /// the last position.
@@ -292,12 +279,30 @@ NETBUF_JSON_AVX512 inline std::uint32_t* blockAvx512(const unsigned char* block,
     bits[kBackslashWord] = 0;
     return out;
   }
-  const __m512i v20 = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
+  // Structural characters and whitespace by nibble lookup (two shuffles instead of eight
+  // compares; shuffles and compares both run on one port). Each class bit names one group of
+  // characters that share their high nibbles' and low nibbles' sets, so that the AND of the two
+  // lookups has a bit only for the exact characters:
+  //   1 ','  (2, C)    2 ':'  (3, A)    4 '[' '{'  (5 7, B)    8 ']' '}'  (5 7, D)
+  //   16 ' ' (2, 0)    32 '\t' '\n' '\r'  (0, 9 A D)
+  // Bytes from 0x80 up look up high nibbles 8-F, all 0.
+#define NETBUF_LO 16, 0, 0, 0, 0, 0, 0, 0, 0, 32, 2 | 32, 4, 1, 8 | 32, 0, 0
+#define NETBUF_HI 32, 0, 1 | 16, 2, 0, 4 | 8, 0, 4 | 8, 0, 0, 0, 0, 0, 0, 0, 0
+  alignas(64) static constexpr std::uint8_t kLo[64] = {NETBUF_LO, NETBUF_LO, NETBUF_LO, NETBUF_LO};
+  alignas(64) static constexpr std::uint8_t kHi[64] = {NETBUF_HI, NETBUF_HI, NETBUF_HI, NETBUF_HI};
+#undef NETBUF_LO
+#undef NETBUF_HI
+  const __m512i loTable = _mm512_load_si512(kLo);
+  const __m512i hiTable = _mm512_load_si512(kHi);
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  const __m512i cls =
+      _mm512_and_si512(_mm512_shuffle_epi8(loTable, _mm512_and_si512(v, nibble)),
+                       _mm512_shuffle_epi8(hiTable, _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble)));
   RawMasks m;
   m.quote = quoteRaw;
   m.backslash = backslash;
-  m.op = eq64(v20, '{') | eq64(v20, '}') | eq64(v, ':') | eq64(v, ',');
-  m.ws = eq64(v, ' ') | eq64(v, '\t') | eq64(v, '\n') | eq64(v, '\r');
+  m.op = _mm512_test_epi8_mask(cls, _mm512_set1_epi8(1 | 2 | 4 | 8));
+  m.ws = _mm512_test_epi8_mask(cls, _mm512_set1_epi8(16 | 32));
   m.ctrl = ctrl;
   m.high = high;
   const std::uint64_t quote = m.quote & ~escapedBytes(m.backslash, c.escaped);

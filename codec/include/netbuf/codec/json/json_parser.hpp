@@ -55,12 +55,13 @@ namespace netbuf {
 
 class JsonParser {
  public:
-  /// Which parser runs. Indexed (the default): a first pass finds every token 64 bytes at a time
-  /// (AVX-512 or AVX2 where the CPU has them), a second builds the Document from those positions;
-  /// on any error the byte-at-a-time parser runs over the text again, so errors (code, detail,
-  /// offset) are that parser's exactly. ByteAtATime: that parser alone (a reference for tests and
-  /// benchmarks). IndexedOnly: no second try, an error is reported as the indexed parser found it
-  /// (possibly a plain Syntax error at offset 0): for differential tests only.
+  /// Which parser runs. ByteAtATime (the default): one pass over the text, token by token.
+  /// Indexed: a first pass finds every token's position 64 bytes at a time (AVX-512 or AVX2 where
+  /// the CPU has them, portable code elsewhere), a second builds the Document from those
+  /// positions; on any error the byte-at-a-time parser runs over the text again, so errors (code,
+  /// detail, offset) are exactly its. Both build the same Document (docs/json.md compares their
+  /// speed). IndexedOnly: Indexed without the second try, an error reported as the indexed parser
+  /// found it (possibly a plain Syntax error at offset 0): for differential tests only.
   enum class Engine : std::uint8_t { Indexed, ByteAtATime, IndexedOnly };
 
   explicit JsonParser(const JsonParseOptions& options = {}) : options_(options) {}
@@ -82,7 +83,7 @@ class JsonParser {
  private:
   friend struct JsonParseRun;
   JsonParseOptions options_;
-  Engine engine_ = Engine::Indexed;
+  Engine engine_ = Engine::ByteAtATime;
   std::vector<std::uint32_t> structurals_;  // stage 1: token positions
   std::vector<std::uint64_t> blockBits_;    // stage 1: per-block quote/backslash masks
   std::vector<Value> stack_;     // elements, or key/value pairs, of the open containers
