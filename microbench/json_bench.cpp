@@ -21,7 +21,8 @@
 //            like coordinates and integers) and strings (~1.2 MB of long mixed-script text):
 //              netbuf           json::parse into a Document cleared per call (the default engine;
 //                               strings without escapes are views)
-//              netbuf_indexed   the same with JsonParser::Engine::Indexed
+//              netbuf_indexed   the same with JsonParser::Engine::Indexed (stage 1 with the CPU's
+//                               widest tier; netbuf_indexed_avx2 pins AVX2)
 //              simdjson_dom     one dom::parser reused, padded input prepared once (simdjson's
 //                               documented use)
 //              rapidjson_dom    Document::Parse into a fresh Document per call
@@ -36,17 +37,18 @@
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <simdjson.h>
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <netbuf/buffer/utf8.hpp>
 #include <netbuf/codec/document.hpp>
 #include <netbuf/codec/json/json_parser.hpp>
 #include <netbuf/codec/json/json_traits.hpp>
 #include <netbuf/codec/json/json_writer.hpp>
 #include <nlohmann/json.hpp>
-#include <simdjson.h>
 #include <random>
 #include <string>
 
@@ -284,9 +286,18 @@ const std::string& numbersText() {
 const std::string& stringsText() {
   static std::string* text = [] {
     std::mt19937_64 rng(11);
-    const char* words[] = {"the", "buffer", "r\xc3\xa9seau", "\xe6\x9d\xb1\xe4\xba\xac", "protocol",
-                           "\xf0\x9f\x98\x80", "latency", "zero-copy", "\xd0\xbc\xd0\xb8\xd1\x80",
-                           "pipeline", "handler", "event"};
+    const char* words[] = {"the",
+                           "buffer",
+                           "r\xc3\xa9seau",
+                           "\xe6\x9d\xb1\xe4\xba\xac",
+                           "protocol",
+                           "\xf0\x9f\x98\x80",
+                           "latency",
+                           "zero-copy",
+                           "\xd0\xbc\xd0\xb8\xd1\x80",
+                           "pipeline",
+                           "handler",
+                           "event"};
     auto* out = new std::string("[");
     std::string& o = *out;
     for (int i = 0; i < 2000; ++i) {
@@ -321,8 +332,8 @@ const std::string& parseText(std::int64_t which) {
 }
 const char* kParseDocs[] = {"twitter", "numbers", "strings"};
 
-void BM_Parse_Netbuf(benchmark::State& state) {
-  const std::string& text = parseText(state.range(0));
+void BM_Parse_Netbuf(benchmark::State& state, int which) {
+  const std::string& text = parseText(which);
   Document doc;
   for (auto _ : state) {
     doc.clear();
@@ -335,8 +346,11 @@ void BM_Parse_Netbuf(benchmark::State& state) {
 
 /// The indexed engine (JsonParser::Engine::Indexed: a structural index 64 bytes at a time, then a
 /// walk over it).
-void BM_Parse_NetbufIndexed(benchmark::State& state) {
-  const std::string& text = parseText(state.range(0));
+void BM_Parse_NetbufIndexed(benchmark::State& state, int which, utf8::Isa isa) {
+  const std::string& text = parseText(which);
+  // The instruction-set tier stage 1 (and UTF-8 validation) uses, clamped to what the CPU has.
+  utf8::forceIsa(isa);
+  state.SetLabel(utf8::isaName(utf8::activeIsa()));
   JsonParser parser;
   parser.setEngine(JsonParser::Engine::Indexed);
   Document doc;
@@ -345,13 +359,14 @@ void BM_Parse_NetbufIndexed(benchmark::State& state) {
     parser.parse(text, doc);
     benchmark::DoNotOptimize(doc.root());
   }
+  utf8::resetIsa();
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
 }
 
-void BM_Parse_Simdjson(benchmark::State& state) {
+void BM_Parse_Simdjson(benchmark::State& state, int which) {
   // simdjson's documented use: one parser reused (its DOM lives in the parser) and padded input,
   // prepared once.
-  const simdjson::padded_string text(parseText(state.range(0)));
+  const simdjson::padded_string text(parseText(which));
   simdjson::dom::parser parser;
   for (auto _ : state) {
     simdjson::dom::element root;
@@ -361,8 +376,8 @@ void BM_Parse_Simdjson(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
 }
 
-void BM_Parse_RapidJson(benchmark::State& state) {
-  const std::string& text = parseText(state.range(0));
+void BM_Parse_RapidJson(benchmark::State& state, int which) {
+  const std::string& text = parseText(which);
   for (auto _ : state) {
     rapidjson::Document d;
     d.Parse(text.data(), text.size());
@@ -372,8 +387,8 @@ void BM_Parse_RapidJson(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(text.size()));
 }
 
-void BM_Parse_Nlohmann(benchmark::State& state) {
-  const std::string& text = parseText(state.range(0));
+void BM_Parse_Nlohmann(benchmark::State& state, int which) {
+  const std::string& text = parseText(which);
   for (auto _ : state) {
     nlohmann::json j = nlohmann::json::parse(text);
     benchmark::DoNotOptimize(j);
@@ -385,13 +400,16 @@ void BM_Parse_Nlohmann(benchmark::State& state) {
 const int kParseRegistered = [] {
   for (int d = 0; d < 3; ++d) {
     const std::string doc = kParseDocs[d];
-    benchmark::RegisterBenchmark((doc + "/parse/netbuf").c_str(), BM_Parse_Netbuf)->Arg(d);
-    benchmark::RegisterBenchmark((doc + "/parse/netbuf_indexed").c_str(), BM_Parse_NetbufIndexed)
-        ->Arg(d);
-    benchmark::RegisterBenchmark((doc + "/parse/simdjson_dom").c_str(), BM_Parse_Simdjson)->Arg(d);
-    benchmark::RegisterBenchmark((doc + "/parse/rapidjson_dom").c_str(), BM_Parse_RapidJson)
-        ->Arg(d);
-    benchmark::RegisterBenchmark((doc + "/parse/nlohmann").c_str(), BM_Parse_Nlohmann)->Arg(d);
+    auto add = [&](const char* library, auto fn, auto... args) {
+      benchmark::RegisterBenchmark((doc + "/parse/" + library).c_str(),
+                                   [=](benchmark::State& st) { fn(st, d, args...); });
+    };
+    add("netbuf", BM_Parse_Netbuf);
+    add("netbuf_indexed", BM_Parse_NetbufIndexed, utf8::Isa::Avx512);
+    add("netbuf_indexed_avx2", BM_Parse_NetbufIndexed, utf8::Isa::Avx2);
+    add("simdjson_dom", BM_Parse_Simdjson);
+    add("rapidjson_dom", BM_Parse_RapidJson);
+    add("nlohmann", BM_Parse_Nlohmann);
   }
   return 0;
 }();

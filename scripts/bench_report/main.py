@@ -192,10 +192,11 @@ def list_benchmarks(program):
 
 
 def run_program(name, build, out_dir, cfg, quick):
-    """One Google Benchmark program, the rows its chart draws, raw results to OUT/<name>.json."""
+    """One Google Benchmark program, the rows its charts draw, raw results to OUT/<name>.json."""
     program = program_path(build, name)
-    chart = next(c for c in sections.CHARTS if c.source == name)
-    wanted = sections.benchmark_names(chart, quick)
+    wanted = []  # the rows of every chart drawn from this program
+    for chart in (c for c in sections.CHARTS if c.source == name):
+        wanted += [n for n in sections.benchmark_names(chart, quick) if n not in wanted]
     offered = list_benchmarks(program)
     absent = [n for n in wanted if n not in offered]
     if absent:

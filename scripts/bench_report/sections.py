@@ -297,7 +297,7 @@ MSGPACK = Chart(
 
 JSON = Chart(
     name="json",
-    title="JSON: canonical small object, 565 KB twitter-like document",
+    title="JSON writing: canonical small object, 565 KB twitter-like document",
     source="json_bench",
     series=[
         Series("netbuf", "netbuf", True),
@@ -311,15 +311,32 @@ JSON = Chart(
         Group("small canonical\ntyped struct", {
             "netbuf": "small/netbuf/typed", "rapidjson": "small/rapidjson/sorted",
             "nlohmann": "small/nlohmann/dump"}),
-        Group("twitter\nparse", {
-            "netbuf": "twitter/parse/netbuf", "rapidjson": "twitter/parse/rapidjson_dom",
-            "nlohmann": "twitter/parse/nlohmann"}),
         Group("twitter\nwrite", {
             "netbuf": "twitter/write/netbuf", "rapidjson": "twitter/write/rapidjson",
             "nlohmann": "twitter/write/nlohmann"}),
     ],
     ylabel="CPU time per document",
     summary=[("netbuf", "rapidjson", "JSON\nvs RapidJSON")],
+)
+
+JSON_PARSE = Chart(
+    name="json_parse",
+    title="JSON parsing into a DOM: twitter-like 565 KB, numbers 1 MB, strings 1.2 MB",
+    source="json_bench",
+    series=[
+        Series("netbuf", "netbuf (default engine)", True),
+        Series("indexed", "netbuf indexed engine", True),
+        Series("simdjson", "simdjson 3.0.1 DOM", False),
+        Series("rapidjson", "RapidJSON 1.1 DOM", False),
+    ],
+    groups=[
+        Group(f"{doc}\nparse", {
+            "netbuf": f"{doc}/parse/netbuf", "indexed": f"{doc}/parse/netbuf_indexed",
+            "simdjson": f"{doc}/parse/simdjson_dom", "rapidjson": f"{doc}/parse/rapidjson_dom"})
+        for doc in ("twitter", "numbers", "strings")
+    ],
+    ylabel="CPU time per document",
+    summary=[("netbuf", "simdjson", "JSON parsing\nvs simdjson")],
 )
 
 HTTP_PARSE = Chart(
@@ -377,10 +394,10 @@ TLS_RECORDS = Chart(
 )
 
 # In run order: the microbenchmarks first (short, single-threaded), then the echo and RPC loads.
-CHARTS = [BYTEBUF, TEXT, ALLOCATOR, COMPOSITE, FRAME_DECODERS, MSGPACK, JSON, HTTP_PARSE,
-          REDIS_CODEC, TLS_RECORDS, ECHO, RPC]
+CHARTS = [BYTEBUF, TEXT, ALLOCATOR, COMPOSITE, FRAME_DECODERS, MSGPACK, JSON, JSON_PARSE,
+          HTTP_PARSE, REDIS_CODEC, TLS_RECORDS, ECHO, RPC]
 
-PROGRAMS = [c.source for c in CHARTS if c.source.endswith("_bench")]
+PROGRAMS = list(dict.fromkeys(c.source for c in CHARTS if c.source.endswith("_bench")))
 
 
 def benchmark_names(chart, quick=False):

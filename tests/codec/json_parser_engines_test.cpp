@@ -63,8 +63,7 @@ bool sameTree(const Value& a, const Value& b) {
   return true;
 }
 
-const utf8::Isa kTiers[] = {utf8::Isa::Scalar, utf8::Isa::Sse2, utf8::Isa::Avx2,
-                            utf8::Isa::Avx512};
+const utf8::Isa kTiers[] = {utf8::Isa::Scalar, utf8::Isa::Sse2, utf8::Isa::Avx2, utf8::Isa::Avx512};
 
 /// Indexed and ByteAtATime agree exactly; IndexedOnly agrees on the verdict and the document.
 void checkAgree(std::string_view text, const JsonParseOptions& options = {}) {
@@ -119,21 +118,46 @@ struct TextGen {
     }
   }
   void string() {
-    static const char* const pieces[] = {
-        "a",      "xyz",        "\\\"",   "\\\\",     "\\/",           "\\b\\f\\n\\r\\t",
-        "\\u00e9", "\\ud83d\\ude00", "\\\\\\\"", "\\\\\\\\", "\xc3\xa9",      "\xe6\x9d\xb1",
-        "\xf0\x9f\x98\x80", "{}[]:,", " ",  "\\u0000", "0123456789abcdefghijklmnopqrstuvwxyz"};
+    static const char* const pieces[] = {"a",
+                                         "xyz",
+                                         "\\\"",
+                                         "\\\\",
+                                         "\\/",
+                                         "\\b\\f\\n\\r\\t",
+                                         "\\u00e9",
+                                         "\\ud83d\\ude00",
+                                         "\\\\\\\"",
+                                         "\\\\\\\\",
+                                         "\xc3\xa9",
+                                         "\xe6\x9d\xb1",
+                                         "\xf0\x9f\x98\x80",
+                                         "{}[]:,",
+                                         " ",
+                                         "\\u0000",
+                                         "0123456789abcdefghijklmnopqrstuvwxyz"};
     out += '"';
     const std::size_t n = pick(4) == 0 ? pick(60) : pick(6);
     for (std::size_t i = 0; i < n; ++i) out += pieces[pick(std::size(pieces))];
     out += '"';
   }
   void number() {
-    static const char* const forms[] = {"0",   "-0",     "7",     "-12",   "1.5",
-                                        "-2.5e-3", "1E+2", "6.02e23", "1e400", "-1e-400",
-                                        "18446744073709551615", "18446744073709551616",
-                                        "-9223372036854775808", "-9223372036854775809",
-                                        "0.1", "123456789012345678901234567890", "3.14159"};
+    static const char* const forms[] = {"0",
+                                        "-0",
+                                        "7",
+                                        "-12",
+                                        "1.5",
+                                        "-2.5e-3",
+                                        "1E+2",
+                                        "6.02e23",
+                                        "1e400",
+                                        "-1e-400",
+                                        "18446744073709551615",
+                                        "18446744073709551616",
+                                        "-9223372036854775808",
+                                        "-9223372036854775809",
+                                        "0.1",
+                                        "123456789012345678901234567890",
+                                        "3.14159"};
     out += forms[pick(std::size(forms))];
   }
   void value(int depth) {
@@ -179,9 +203,9 @@ struct TextGen {
   }
   /// One to three random edits: replace, insert or delete a byte, or truncate.
   void mutate() {
-    static const char interesting[] = {'"', '\\', '{', '}', '[', ']', ':', ',', ' ',  '\n',
-                                       'a', '1',  '-', 'e', 't', '\x01', '\x7f', '\x80', '\xff',
-                                       '\xc3'};
+    static const char interesting[] = {'"', '\\',   '{',    '}',    '[',    ']',   ':',
+                                       ',', ' ',    '\n',   'a',    '1',    '-',   'e',
+                                       't', '\x01', '\x7f', '\x80', '\xff', '\xc3'};
     const std::size_t edits = 1 + pick(3);
     for (std::size_t e = 0; e < edits && !out.empty(); ++e) {
       const std::size_t at = pick(out.size());

@@ -9,8 +9,8 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <netbuf/codec/json/json_reader.hpp>
 #include <random>
 #include <string>
@@ -68,7 +68,8 @@ TEST_CASE("numbers: shortest round-trip texts of random doubles read back bit fo
   for (int i = 0; i < 200000; ++i) {
     double d = std::bit_cast<double>(rng());
     if (!std::isfinite(d)) continue;
-    if (i % 4 == 0) d = std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 120) - 60);
+    if (i % 4 == 0)
+      d = std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 120) - 60);
     const auto r = std::to_chars(buf, buf + sizeof buf, d);
     const std::string text(buf, r.ptr);
     // Integers print without a fraction; make them floats so they are read as doubles.
@@ -111,7 +112,8 @@ TEST_CASE("numbers: exact ties round to even, near-ties round to nearest") {
     // an integer of up to 19 digits; and the same value written with a fraction and an exponent.
     const int k = 53 + static_cast<int>(rng() % 11);
     const std::uint64_t halfUlp = std::uint64_t{1} << (k - 53);
-    const std::uint64_t base = (std::uint64_t{1} << k) + (rng() % (std::uint64_t{1} << 52)) * 2 * halfUlp;
+    const std::uint64_t base =
+        (std::uint64_t{1} << k) + (rng() % (std::uint64_t{1} << 52)) * 2 * halfUlp;
     for (const std::uint64_t v : {base + halfUlp, base + halfUlp - 1, base + halfUlp + 1}) {
       const std::string digits = std::to_string(v);
       checkNumber(digits + ".0");
@@ -126,11 +128,11 @@ TEST_CASE("numbers: exact ties round to even, near-ties round to nearest") {
     checkNumber(std::to_string(j) + ".4999");
   }
   // Fixed edges: the smallest normal, the largest finite, subnormals, and powers of ten.
-  for (const char* text : {"2.2250738585072014e-308", "2.2250738585072011e-308",
-                           "1.7976931348623157e308", "4.9406564584124654e-324", "5e-324",
-                           "1e-320", "9007199254740993.0", "9007199254740995.0", "1e22", "1e23",
-                           "8.98846567431158e307", "0.1", "0.30000000000000004", "123456789e-5",
-                           "9999999999999999999.0", "1.0000000000000002", "7.3177701707893310e+15"}) {
+  for (const char* text :
+       {"2.2250738585072014e-308", "2.2250738585072011e-308", "1.7976931348623157e308",
+        "4.9406564584124654e-324", "5e-324", "1e-320", "9007199254740993.0", "9007199254740995.0",
+        "1e22", "1e23", "8.98846567431158e307", "0.1", "0.30000000000000004", "123456789e-5",
+        "9999999999999999999.0", "1.0000000000000002", "7.3177701707893310e+15"}) {
     CAPTURE(text);
     checkNumber(text);
   }

@@ -56,8 +56,7 @@ inline bool decimalToDouble(std::uint64_t w, std::int64_t q, double& out) noexce
   if (power2 <= 0) return false;  // subnormal or zero
   // Exactly halfway between two doubles (possible only where 5^q is exact in 64 bits): round to
   // even instead of up.
-  if (lo <= 1 && q >= -4 && q <= 23 && (mantissa & 3) == 1 &&
-      (mantissa << (upper + 9)) == hi) {
+  if (lo <= 1 && q >= -4 && q <= 23 && (mantissa & 3) == 1 && (mantissa << (upper + 9)) == hi) {
     mantissa &= ~std::uint64_t{1};
   }
   mantissa += mantissa & 1;

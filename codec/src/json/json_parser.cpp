@@ -303,8 +303,7 @@ inline Value JsonParseRun::indexedString(std::size_t open, const std::uint64_t* 
 // Stage 2 over stage 1's positions (json_structural_index.hpp): the grammar of run(), token by
 // token, with no whitespace to skip and no string to scan. Returns false, or throws JsonError, on
 // any error: the caller then runs run() for the exact error.
-bool JsonParseRun::runIndexed(const std::uint32_t* idx, const std::uint64_t* bits,
-                              Value& out) {
+bool JsonParseRun::runIndexed(const std::uint32_t* idx, const std::uint64_t* bits, Value& out) {
   const std::size_t n = static_cast<std::size_t>(end - begin);
   auto& frames = parser.frames_;
   auto& stack = parser.stack_;
@@ -313,11 +312,11 @@ bool JsonParseRun::runIndexed(const std::uint32_t* idx, const std::uint64_t* bit
   std::size_t pos;
   char c;
   // The next token (the sentinel, n, ends the input).
-#define NETBUF_NEXT_TOKEN()    \
-  do {                         \
-    pos = *idx++;              \
+#define NETBUF_NEXT_TOKEN()     \
+  do {                          \
+    pos = *idx++;               \
     if (pos >= n) return false; \
-    c = begin[pos];            \
+    c = begin[pos];             \
   } while (0)
   Value v;
   for (;;) {
@@ -355,7 +354,8 @@ bool JsonParseRun::runIndexed(const std::uint32_t* idx, const std::uint64_t* bit
         const std::string_view word = c == 't' ? "true" : c == 'f' ? "false" : "null";
         if (n - pos < word.size() || std::memcmp(begin + pos, word.data(), word.size()) != 0)
           return false;
-        if (pos + word.size() < n && !kEndsToken[static_cast<unsigned char>(begin[pos + word.size()])])
+        if (pos + word.size() < n &&
+            !kEndsToken[static_cast<unsigned char>(begin[pos + word.size()])])
           return false;
         v = c == 'n' ? Value::nil() : Value::boolean(c == 't');
         break;

@@ -173,7 +173,8 @@ bool indexPortable(const char* p, std::size_t n, std::vector<std::uint32_t>& str
                                          : paddedTail(p, n, offset, tail);
     const RawMasks m = masksPortable(block);
     const std::uint64_t quote = m.quote & ~escapedBytes(m.backslash, c.escaped);
-    const std::uint64_t s = structuralsOf(m, quote, quote != 0 ? prefixXorPortable(quote) : 0, c, bits.data() + k * kWordsPerBlock);
+    const std::uint64_t s = structuralsOf(m, quote, quote != 0 ? prefixXorPortable(quote) : 0, c,
+                                          bits.data() + k * kWordsPerBlock);
     out = reserveBlock(structurals, out);
     out = flatten(out, static_cast<std::uint32_t>(offset), s);
   }
@@ -233,7 +234,8 @@ NETBUF_JSON_AVX2 bool indexAvx2(const char* p, std::size_t n,
                                          : paddedTail(p, n, offset, tail);
     const RawMasks m = masksAvx2(block);
     const std::uint64_t quote = m.quote & ~escapedBytes(m.backslash, c.escaped);
-    const std::uint64_t s = structuralsOf(m, quote, quote != 0 ? prefixXorClmul(quote) : 0, c, bits.data() + k * kWordsPerBlock);
+    const std::uint64_t s = structuralsOf(m, quote, quote != 0 ? prefixXorClmul(quote) : 0, c,
+                                          bits.data() + k * kWordsPerBlock);
     out = reserveBlock(structurals, out);
     out = flatten(out, static_cast<std::uint32_t>(offset), s);
   }
@@ -295,9 +297,9 @@ NETBUF_JSON_AVX512 inline std::uint32_t* blockAvx512(const unsigned char* block,
   const __m512i loTable = _mm512_load_si512(kLo);
   const __m512i hiTable = _mm512_load_si512(kHi);
   const __m512i nibble = _mm512_set1_epi8(0x0F);
-  const __m512i cls =
-      _mm512_and_si512(_mm512_shuffle_epi8(loTable, _mm512_and_si512(v, nibble)),
-                       _mm512_shuffle_epi8(hiTable, _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble)));
+  const __m512i cls = _mm512_and_si512(
+      _mm512_shuffle_epi8(loTable, _mm512_and_si512(v, nibble)),
+      _mm512_shuffle_epi8(hiTable, _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble)));
   RawMasks m;
   m.quote = quoteRaw;
   m.backslash = backslash;
@@ -306,8 +308,7 @@ NETBUF_JSON_AVX512 inline std::uint32_t* blockAvx512(const unsigned char* block,
   m.ctrl = ctrl;
   m.high = high;
   const std::uint64_t quote = m.quote & ~escapedBytes(m.backslash, c.escaped);
-  const std::uint64_t s =
-      structuralsOf(m, quote, quote != 0 ? prefixXorClmul(quote) : 0, c, bits);
+  const std::uint64_t s = structuralsOf(m, quote, quote != 0 ? prefixXorClmul(quote) : 0, c, bits);
   return flattenAvx512(out, offset, s);
 }
 
