@@ -230,6 +230,18 @@ struct TextGen {
 
 }  // namespace
 
+TEST_CASE("the tiers this CPU runs") {
+  // forceIsa clamps to what the CPU has: say which tiers the tests below could run.
+  std::string ran;
+  for (const utf8::Isa isa : kTiers) {
+    utf8::forceIsa(isa);
+    if (utf8::activeIsa() == isa) ran += std::string(ran.empty() ? "" : ", ") + utf8::isaName(isa);
+    utf8::resetIsa();
+  }
+  MESSAGE("stage 1 tiers tested here: " << ran);
+  CHECK(!ran.empty());
+}
+
 TEST_CASE("engines agree on every JSONTestSuite file, on every tier") {
   const auto dir = std::filesystem::path(__FILE__).parent_path().parent_path() / "data" /
                    "JSONTestSuite" / "test_parsing";

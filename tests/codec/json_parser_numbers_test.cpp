@@ -103,6 +103,27 @@ TEST_CASE("numbers: random significands of 1 to 19 digits at every decimal expon
   }
 }
 
+TEST_CASE("numbers: exponents too long to keep exactly still give the right verdict") {
+  // Nine and more exponent digits are not kept exactly; such numbers go to the slow path, which
+  // must not mistake a huge value for a small one (leading fraction zeros offset the exponent).
+  JsonParseOptions o;
+  o.maxNumberLength = SIZE_MAX;
+  const std::string zeros(999999, '0');
+  for (const auto engine : {JsonParser::Engine::Indexed, JsonParser::Engine::ByteAtATime}) {
+    JsonParser parser(o);
+    parser.setEngine(engine);
+    Document d;
+    CHECK_THROWS_AS(parser.parse("[0." + zeros + "1e10000000]", d), JsonError);
+    CHECK_THROWS_AS(parser.parse("[1e123456789012345678901234567890]", d), JsonError);
+    parser.parse("[1e-123456789012345678901234567890, -2E-0000000000000000000000000000001]", d);
+    CHECK(std::bit_cast<std::uint64_t>(d.root()[0].asDouble()) == 0);
+    CHECK(d.root()[1].asDouble() == -0.2);
+    CHECK_THROWS_AS(parser.parse("[0." + zeros + "1e1000000000000]", d), JsonError);
+    parser.parse("[0." + zeros + "1e1000005]", d);  // 10^-1000000 x 10^1000005
+    CHECK(d.root()[0].asDouble() == 1e5);
+  }
+}
+
 TEST_CASE("numbers: exact ties round to even, near-ties round to nearest") {
   const std::uint64_t seed = std::random_device{}();
   CAPTURE(seed);
@@ -137,6 +158,14 @@ TEST_CASE("numbers: exact ties round to even, near-ties round to nearest") {
     checkNumber(text);
   }
   for (int e = -340; e <= 308; ++e) checkNumber("1e" + std::to_string(e));
+  // An integer part of 0 and leading zeros in the fraction (not significant digits).
+  for (const char* text : {"0.000000000000000000000000000001234567890123456789",
+                           "0.0000000000000000000012345678901234567891", "-0.000123",
+                           "0.1000000000000000055511151231257827", "0.00000000000000000000",
+                           "-0.0e10", "0e-400", "0.0000000000000000000000000000000000001e-290"}) {
+    CAPTURE(text);
+    checkNumber(text);
+  }
   // Integers past 2^64 (read as doubles: bigIntegersAsDouble), including ones whose digits
   // accumulated modulo 2^64 give 0 or a small number.
   for (const char* text : {"18446744073709551616", "36893488147419103232", "-9223372036854775809",

@@ -2,7 +2,8 @@
 //
 // Input layout: byte 0 chooses the options (bit 0 extendedTypes, bit 1 allowLoneSurrogates, bit 2
 // bigIntegersAsDouble off, bits 3-4 small limits: maxDepth, maxStringLength and maxNumberLength
-// from tables); the rest is the JSON text.
+// from tables) and, bits 5-6, the instruction-set tier of the indexed engine's first stage
+// (utf8::Isa, clamped to the CPU's); the rest is the JSON text.
 // Invariants:
 //  - the two engines agree: the indexed parser (JsonParser::Engine::Indexed, a structural index
 //    then a walk over it) and the byte-at-a-time one accept the same inputs with equal documents,
@@ -21,6 +22,7 @@
 #include <netbuf/codec/json/json_writer.hpp>
 
 #include <netbuf/buffer/byte_buf_allocator.hpp>
+#include <netbuf/buffer/utf8.hpp>
 
 #include <cstdint>
 #include <string>
@@ -73,10 +75,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   };
   Document doc;
   const Outcome ref = run(JsonParser::Engine::ByteAtATime, doc);
+  utf8::forceIsa(static_cast<utf8::Isa>((mode >> 5) & 3));
   Document indexedDoc;
   const Outcome indexed = run(JsonParser::Engine::Indexed, indexedDoc);
   Document onlyDoc;
   const Outcome only = run(JsonParser::Engine::IndexedOnly, onlyDoc);
+  utf8::resetIsa();
   check(indexed.ok == ref.ok && only.ok == ref.ok, "the engines accept the same inputs");
   if (!ref.ok) {
     check(indexed.code == ref.code && indexed.offset == ref.offset && indexed.what == ref.what,

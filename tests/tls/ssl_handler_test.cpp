@@ -9,6 +9,7 @@
 #include <netbuf/transport/file_region.hpp>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -561,6 +562,38 @@ TEST_CASE("session resumption: the second connection to a host resumes (TLS 1.3 
     REQUIRE(c3.handshakeSucceeded());
     CHECK(!c3.rec->handshakes[0].resumed);
   }
+}
+
+TEST_CASE("session cache: a connection dropped without close_notify spoils only its own session") {
+  // TLS 1.3: every connection stores the ticket it was issued. A connection that resumed and was
+  // then dropped without close_notify forgets only the entry it stored: a newer one, stored by a
+  // connection that ended cleanly meanwhile, is still offered and resumed.
+  auto client = SslContext::forClient(pki().clientOptions());
+  auto server = SslContext::forServer(pki().serverOptions());
+  {
+    Pair first(client, server);
+    pump(first.client, first.server);
+    REQUIRE(first.client.handshakeSucceeded());
+    first.client.ch->close();
+    pump(first.client, first.server);
+  }
+  auto dropped = std::make_unique<Pair>(client, server);
+  pump(dropped->client, dropped->server);
+  REQUIRE(dropped->client.handshakeSucceeded());
+  CHECK(dropped->client.rec->handshakes[0].resumed);
+  {
+    Pair clean(client, server);
+    pump(clean.client, clean.server);
+    REQUIRE(clean.client.handshakeSucceeded());
+    clean.client.ch->close();
+    pump(clean.client, clean.server);
+  }
+  dropped.reset();  // no close_notify: its (older) entry is already replaced
+  CHECK(client->cachedSessions() == 1);
+  Pair next(client, server);
+  pump(next.client, next.server);
+  REQUIRE(next.client.handshakeSucceeded());
+  CHECK(next.client.rec->handshakes[0].resumed);
 }
 
 TEST_CASE("a renegotiation attempt closes the connection") {

@@ -116,8 +116,8 @@ struct SslContextCallbacks {
     SslHandler* h = handlerOf(ssl);
     if (h == nullptr || h->sessionKey_.empty() || !SSL_SESSION_is_resumable(session)) return 0;
     if (SSL_SESSION* copy = SSL_SESSION_dup(session)) {
-      h->cachedSession_ = copy;
-      h->context_->storeSession(h->sessionKey_, copy);
+      h->cachedGeneration_ = h->context_->storeSession(h->sessionKey_, copy);
+      h->storedSession_ = true;
     }
     return 0;
   }
@@ -340,43 +340,45 @@ std::unique_ptr<SslHandler> SslContext::newHandler(std::string peerHost, std::ui
       new SslHandler(shared_from_this(), true, std::move(peerHost), peerPort));
 }
 
-ssl_session_st* SslContext::findSession(const std::string& key, const void*& entry) {
+ssl_session_st* SslContext::findSession(const std::string& key, std::uint64_t& generation) {
   std::lock_guard<std::mutex> lock(sessionsMutex_);
   auto it = sessions_.find(key);
   if (it == sessions_.end()) return nullptr;
-  entry = it->second;
+  generation = it->second.generation;
   // A copy, made under the lock: cached sessions are only ever read, copied and freed here, so no
   // OpenSSL object is shared between connections on different threads (OpenSSL reference counts
   // and marks a session it uses without a lock, and its counts are invisible to ThreadSanitizer).
-  return SSL_SESSION_dup(it->second);
+  return SSL_SESSION_dup(it->second.session);
 }
 
-void SslContext::forgetSession(const std::string& key, const void* entry) {
+void SslContext::forgetSession(const std::string& key, std::uint64_t generation) {
   std::lock_guard<std::mutex> lock(sessionsMutex_);
   auto it = sessions_.find(key);
-  if (it == sessions_.end() || it->second != entry) return;  // already replaced by a newer one
-  SSL_SESSION_free(it->second);
+  if (it == sessions_.end() || it->second.generation != generation) return;  // replaced since
+  SSL_SESSION_free(it->second.session);
   sessions_.erase(it);
   --detail::gLiveSslSessions;
 }
 
-void SslContext::storeSession(const std::string& key, ssl_session_st* session) {
+std::uint64_t SslContext::storeSession(const std::string& key, ssl_session_st* session) {
   std::lock_guard<std::mutex> lock(sessionsMutex_);
-  auto [it, inserted] = sessions_.try_emplace(key, session);
+  const std::uint64_t generation = ++sessionGeneration_;
+  auto [it, inserted] = sessions_.try_emplace(key, CachedSession{session, generation});
   if (!inserted) {
-    SSL_SESSION_free(it->second);  // the newer one replaces it
-    it->second = session;
-    return;
+    SSL_SESSION_free(it->second.session);  // the newer one replaces it
+    it->second = {session, generation};
+    return generation;
   }
   ++detail::gLiveSslSessions;
   if (sessions_.size() > std::max<std::size_t>(options_.sessionCacheSize, 1)) {
     // Over the bound: forget another peer's session (any: the cache is a hint, not a record).
     auto victim = sessions_.begin();
     if (victim == it) ++victim;
-    SSL_SESSION_free(victim->second);
+    SSL_SESSION_free(victim->second.session);
     sessions_.erase(victim);
     --detail::gLiveSslSessions;
   }
+  return generation;
 }
 
 std::size_t SslContext::cachedSessions() const {
@@ -386,8 +388,8 @@ std::size_t SslContext::cachedSessions() const {
 
 void SslContext::clearSessionCache() {
   std::lock_guard<std::mutex> lock(sessionsMutex_);
-  for (auto& [key, s] : sessions_) {
-    SSL_SESSION_free(s);
+  for (auto& [key, cached] : sessions_) {
+    SSL_SESSION_free(cached.session);
     --detail::gLiveSslSessions;
   }
   sessions_.clear();

@@ -122,7 +122,7 @@ SslHandler::SslHandler(std::shared_ptr<SslContext> context, bool client, std::st
       }
       if (context_->options().sessionTickets) {
         sessionKey_ = peerHost + ":" + std::to_string(peerPort);
-        if (SSL_SESSION* s = context_->findSession(sessionKey_, cachedSession_)) {
+        if (SSL_SESSION* s = context_->findSession(sessionKey_, cachedGeneration_)) {
           SSL_set_session(ssl_, s);
           SSL_SESSION_free(s);
         }
@@ -141,10 +141,12 @@ SslHandler::~SslHandler() {
   failPending(ChannelErrc::closedBeforeWritten);
   releaseBuffers();
   // OpenSSL's rule for its own cache, applied to ours: an established connection that ends
-  // without having sent close_notify spoils its session, which is not offered again.
-  if (cachedSession_ != nullptr && SSL_is_init_finished(ssl_) &&
-      (SSL_get_shutdown(ssl_) & SSL_SENT_SHUTDOWN) == 0) {
-    context_->forgetSession(sessionKey_, cachedSession_);
+  // without having sent close_notify spoils the session it used, which is not offered again. It
+  // used the cached one only if the server resumed it or issued one that was stored.
+  if (cachedGeneration_ != 0 && SSL_is_init_finished(ssl_) &&
+      (SSL_get_shutdown(ssl_) & SSL_SENT_SHUTDOWN) == 0 &&
+      (storedSession_ || SSL_session_reused(ssl_) == 1)) {
+    context_->forgetSession(sessionKey_, cachedGeneration_);
   }
   SSL_free(ssl_);
   --detail::gLiveSslConnections;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 namespace netbuf::detail {
@@ -19,6 +20,8 @@ namespace {
 double strtodC(const char* start, const char* stop) {
   static const locale_t c = newlocale(LC_ALL_MASK, "C", nullptr);
   const std::string text(start, stop);  // NUL-terminated copy (the input is not)
+  if (c == static_cast<locale_t>(nullptr)) [[unlikely]]
+    return std::strtod(text.c_str(), nullptr);  // no C locale object (out of memory)
   return strtod_l(text.c_str(), nullptr, c);
 }
 

@@ -12,6 +12,7 @@
 // Hot paths (the unescaped string, the number scan, a literal that matches) are inline here; the
 // escape decoding is a template on the scratch buffer (std::vector<char> for the parser,
 // std::string for the reader); every error thrower is out of line (json_lex.cpp).
+#include <bit>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -30,7 +31,8 @@ namespace netbuf::detail {
 
 constexpr bool isDigit(char c) noexcept { return static_cast<unsigned char>(c - '0') < 10; }
 
-/// The 8 bytes at p, little-endian (the byte at p lowest).
+/// The 8 bytes at p, the byte at p lowest (the SWAR digit code below assumes a little-endian CPU).
+static_assert(std::endian::native == std::endian::little);
 inline std::uint64_t load8(const char* p) noexcept {
   std::uint64_t v;
   std::memcpy(&v, p, sizeof v);
@@ -117,7 +119,8 @@ struct NumberScan {
   std::uint64_t significand;
   std::size_t sigDigits;
   std::int64_t fracDigits;
-  std::int64_t exponent;  // saturates at +-1000000
+  std::int64_t exponent;  // exact unless exponentCapped
+  bool exponentCapped;    // the exponent had more digits than it keeps (toDouble: from_chars)
   bool negative;
   bool isFloat;
 };
@@ -359,7 +362,11 @@ struct JsonLexer {
       if (!isDigit(*q)) failUnexpected(q, "a digit in the exponent");
       std::int64_t e = 0;
       while (q < end && isDigit(*q)) {
-        if (e < 1000000) e = e * 10 + (*q - '0');
+        if (e < 100000000) {
+          e = e * 10 + (*q - '0');
+        } else {
+          s.exponentCapped = true;
+        }
         ++q;
       }
       s.exponent = negativeExponent ? -e : e;
@@ -390,9 +397,9 @@ struct JsonLexer {
   }
 
   /// The double nearest the number token s, which starts at `start`: an overflow is
-  /// NumberOutOfRange, an underflow gives a signed zero.
+  /// NumberOutOfRange; a subnormal is exact; below half the smallest subnormal, a signed zero.
   double toDouble(const NumberScan& s, const char* start) const {
-    if (s.sigDigits <= 19) [[likely]] {
+    if (s.sigDigits <= 19 && !s.exponentCapped) [[likely]] {
       if (s.significand == 0) return s.negative ? -0.0 : 0.0;
       double d;
       if (decimalToDouble(s.significand, s.exponent - s.fracDigits, d)) return s.negative ? -d : d;

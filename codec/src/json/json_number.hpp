@@ -10,9 +10,10 @@
 //   - Eisel-Lemire's: w, normalised, times a 128-bit approximation of 5^q (json_pow5_table.hpp),
 //     whose top bits give the double's significand and exponent directly; its error analysis
 //     says when the truncated product cannot decide the rounding, and then it gives up.
-// Either way the result is bit for bit what strtod / std::from_chars give. false means "not
-// decided here": the number is the caller's to convert with std::from_chars (a tie or a near-tie
-// the 128 bits cannot settle, a result that is subnormal, zero, or beyond the double range).
+// Either way the result is bit for bit what strtod / std::from_chars give (exact ties between two
+// doubles round to even). false means "not decided here": the number is the caller's to convert
+// with std::from_chars (a product the 128 bits cannot settle, which the analysis allows only for
+// q outside [-27, 55], or a result that is subnormal, zero, or beyond the double range).
 #include <cstdint>
 #include <cstring>
 

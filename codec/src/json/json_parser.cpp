@@ -429,8 +429,7 @@ void JsonParser::parse(std::string_view text, Document& into) {
     Value root;
     try {
       r.checkDocumentSize();
-      std::size_t count = 0;
-      accepted = detail::indexJson(text.data(), text.size(), structurals_, count, blockBits_) &&
+      accepted = detail::indexJson(text.data(), text.size(), structurals_, blockBits_) &&
                  r.runIndexed(structurals_.data(), blockBits_.data(), root);
     } catch (const JsonError&) {
       if (engine_ == Engine::IndexedOnly) throw;
@@ -442,6 +441,8 @@ void JsonParser::parse(std::string_view text, Document& into) {
     if (engine_ == Engine::IndexedOnly) {
       throw JsonError(JsonErrorCode::Syntax, "rejected by the indexed parser", 0, 1, 1);
     }
+    // The byte-at-a-time parser reports the error (what the indexed run put in the arena stays
+    // there, as after any failed parse).
     r.p = text.data();
   }
   const Value root = r.run();

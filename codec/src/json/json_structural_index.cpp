@@ -144,11 +144,10 @@ std::size_t prepare(std::size_t n, std::vector<std::uint32_t>& structurals,
   return blocks;
 }
 
-/// Common ending: the sentinel, the count, and the verdict.
+/// Common ending: the sentinel, and the verdict.
 bool finish(std::size_t n, std::vector<std::uint32_t>& structurals, std::uint32_t* out,
-            std::size_t& count, const Carry& c) {
+            const Carry& c) {
   out = reserveBlock(structurals, out);
-  count = static_cast<std::size_t>(out - structurals.data());
   *out = static_cast<std::uint32_t>(n);
   return c.inString == 0 && c.error == 0;
 }
@@ -162,7 +161,7 @@ inline const unsigned char* paddedTail(const char* p, std::size_t n, std::size_t
 }
 
 bool indexPortable(const char* p, std::size_t n, std::vector<std::uint32_t>& structurals,
-                   std::size_t& count, std::vector<std::uint64_t>& bits) {
+                   std::vector<std::uint64_t>& bits) {
   const std::size_t blocks = prepare(n, structurals, bits);
   std::uint32_t* out = structurals.data();
   Carry c;
@@ -178,7 +177,7 @@ bool indexPortable(const char* p, std::size_t n, std::vector<std::uint32_t>& str
     out = reserveBlock(structurals, out);
     out = flatten(out, static_cast<std::uint32_t>(offset), s);
   }
-  return finish(n, structurals, out, count, c);
+  return finish(n, structurals, out, c);
 }
 
 #if defined(__x86_64__)
@@ -222,7 +221,7 @@ NETBUF_JSON_AVX2 inline RawMasks masksAvx2(const unsigned char* p) noexcept {
 }
 
 NETBUF_JSON_AVX2 bool indexAvx2(const char* p, std::size_t n,
-                                std::vector<std::uint32_t>& structurals, std::size_t& count,
+                                std::vector<std::uint32_t>& structurals,
                                 std::vector<std::uint64_t>& bits) {
   const std::size_t blocks = prepare(n, structurals, bits);
   std::uint32_t* out = structurals.data();
@@ -239,7 +238,7 @@ NETBUF_JSON_AVX2 bool indexAvx2(const char* p, std::size_t n,
     out = reserveBlock(structurals, out);
     out = flatten(out, static_cast<std::uint32_t>(offset), s);
   }
-  return finish(n, structurals, out, count, c);
+  return finish(n, structurals, out, c);
 }
 
 NETBUF_JSON_AVX512 inline std::uint64_t eq64(__m512i v, char ch) noexcept {
@@ -313,7 +312,7 @@ NETBUF_JSON_AVX512 inline std::uint32_t* blockAvx512(const unsigned char* block,
 }
 
 NETBUF_JSON_AVX512 bool indexAvx512(const char* p, std::size_t n,
-                                    std::vector<std::uint32_t>& structurals, std::size_t& count,
+                                    std::vector<std::uint32_t>& structurals,
                                     std::vector<std::uint64_t>& bits) {
   const std::size_t blocks = prepare(n, structurals, bits);
   std::uint32_t* out = structurals.data();
@@ -336,7 +335,7 @@ NETBUF_JSON_AVX512 bool indexAvx512(const char* p, std::size_t n,
     out = blockAvx512(paddedTail(p, n, full * 64, tail), static_cast<std::uint32_t>(full * 64), c,
                       b, out);
   }
-  return finish(n, structurals, out, count, c);
+  return finish(n, structurals, out, c);
 }
 
 bool hasClmul() noexcept {
@@ -353,22 +352,22 @@ bool hasClmul() noexcept {
 }  // namespace
 
 bool indexJson(const char* p, std::size_t n, std::vector<std::uint32_t>& structurals,
-               std::size_t& count, std::vector<std::uint64_t>& bits) {
+               std::vector<std::uint64_t>& bits) {
 #if defined(__x86_64__)
   // The tier the text kernels use now (utf8::forceIsa pins it for tests), when this CPU also has
   // the carry-less multiply.
   switch (utf8::activeIsa()) {
     case utf8::Isa::Avx512:
-      if (hasClmul()) return indexAvx512(p, n, structurals, count, bits);
+      if (hasClmul()) return indexAvx512(p, n, structurals, bits);
       break;
     case utf8::Isa::Avx2:
-      if (hasClmul()) return indexAvx2(p, n, structurals, count, bits);
+      if (hasClmul()) return indexAvx2(p, n, structurals, bits);
       break;
     default:
       break;
   }
 #endif
-  return indexPortable(p, n, structurals, count, bits);
+  return indexPortable(p, n, structurals, bits);
 }
 
 }  // namespace netbuf::detail

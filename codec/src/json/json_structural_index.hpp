@@ -35,10 +35,11 @@ enum JsonBlockWord : std::size_t {
   kWordsPerBlock = 3,
 };
 
-/// Indexes [p, p + n) (n < 2^32). On success, structurals holds count positions followed by
-/// one sentinel equal to n, and bits kWordsPerBlock words per 64-byte block (the last block
-/// padded with whitespace). Both vectors are reused: they keep their capacity across calls.
+/// Indexes [p, p + n) (n < 2^32). On success, structurals holds the positions followed by one
+/// sentinel equal to n (stage 2 stops there), and bits kWordsPerBlock words per 64-byte block
+/// (the last block padded with whitespace). Both vectors are reused: they keep their capacity
+/// across calls.
 bool indexJson(const char* p, std::size_t n, std::vector<std::uint32_t>& structurals,
-               std::size_t& count, std::vector<std::uint64_t>& bits);
+               std::vector<std::uint64_t>& bits);
 
 }  // namespace netbuf::detail

@@ -174,15 +174,16 @@ class SslContext : public std::enable_shared_from_this<SslContext> {
   void loadTrust(bool client);
   /// The context registered for an SNI name, or nullptr (server).
   SslContext* contextForServerName(std::string_view name) const noexcept;
-  /// Client session cache (key "host:port"). findSession: a copy of the session to offer, owned by
-  /// the caller (the cache keeps its own, so concurrent connections and TLS 1.2 resumptions, which
-  /// bring no new session, offer it too), and in entry the cached object it copies, an identity
-  /// for forgetSession only. storeSession: a newer one (takes the reference). forgetSession: drops
-  /// the entry if it is still that object (a connection that ended without close_notify spoils
-  /// the session it used, as OpenSSL rules).
-  ssl_session_st* findSession(const std::string& key, const void*& entry);
-  void storeSession(const std::string& key, ssl_session_st* session);
-  void forgetSession(const std::string& key, const void* entry);
+  /// Client session cache (key "host:port"), each entry numbered when stored (its generation).
+  /// findSession: a copy of the session to offer, owned by the caller (the cache keeps its own, so
+  /// concurrent connections and TLS 1.2 resumptions, which bring no new session, offer it too),
+  /// and the entry's generation. storeSession: a newer one (takes the reference); returns its
+  /// generation. forgetSession: drops the entry if it is still that generation (a connection that
+  /// ended without close_notify spoils the session it used, as OpenSSL rules; a newer one stored
+  /// meanwhile stays).
+  ssl_session_st* findSession(const std::string& key, std::uint64_t& generation);
+  std::uint64_t storeSession(const std::string& key, ssl_session_st* session);
+  void forgetSession(const std::string& key, std::uint64_t generation);
 
   Options options_;
   bool server_;
@@ -194,7 +195,12 @@ class SslContext : public std::enable_shared_from_this<SslContext> {
   unsigned logLines_ = 0;            // written in the current window
   std::uint64_t logSuppressed_ = 0;  // held back in the current window
   mutable std::mutex sessionsMutex_;
-  std::unordered_map<std::string, ssl_session_st*> sessions_;
+  struct CachedSession {
+    ssl_session_st* session;
+    std::uint64_t generation;
+  };
+  std::unordered_map<std::string, CachedSession> sessions_;
+  std::uint64_t sessionGeneration_ = 0;  // the last generation handed out (under sessionsMutex_)
 };
 
 }  // namespace netbuf

@@ -172,7 +172,8 @@ class SslHandler final : public ChannelHandler {
   ssl_st* ssl_ = nullptr;
   ChannelHandlerContext* ctx_ = nullptr;  // set while in a pipeline
   std::string sessionKey_;                // client: "host:port" for the session cache
-  const void* cachedSession_ = nullptr;   // client: the cache entry this connection took or stored
+  std::uint64_t cachedGeneration_ = 0;    // client: the cache entry offered or stored (0: none)
+  bool storedSession_ = false;            // client: the server issued a session it stored
   bool client_;
 
   std::chrono::milliseconds handshakeTimeout_;

@@ -20,8 +20,8 @@
 // fraction, no exponent) in [INT64_MIN, -1] -> Int, in [0, UINT64_MAX] -> UInt, "-0" -> Float64
 // -0.0 (the only way to keep its sign); a larger integer -> the nearest Float64
 // (bigIntegersAsDouble) or NumberOutOfRange; any other number -> the correctly rounded Float64
-// (std::from_chars); a magnitude too large for a double is NumberOutOfRange, one too small
-// becomes 0.0 (or -0.0).
+// (bit for bit strtod's, subnormals included); a magnitude too large for a double is
+// NumberOutOfRange, one of at most half the smallest subnormal becomes 0.0 (or -0.0).
 //
 // extendedTypes (off by default): an object with exactly ONE member whose key is "$bin", "$ext",
 // "$timestamp" or "$float32" becomes a Bin, Ext, Timestamp or Float32 (docs/json.md; base64 is
