@@ -308,6 +308,9 @@ JSON = Chart(
         Group("small canonical\ntree", {
             "netbuf": "small/netbuf/canonical", "rapidjson": "small/rapidjson/sorted",
             "nlohmann": "small/nlohmann/dump"}),
+        Group("small canonical\nsorted map", {
+            "netbuf": "small/netbuf/sorted-map", "rapidjson": "small/rapidjson/sorted",
+            "nlohmann": "small/nlohmann/dump"}),
         Group("small canonical\ntyped struct", {
             "netbuf": "small/netbuf/typed", "rapidjson": "small/rapidjson/sorted",
             "nlohmann": "small/nlohmann/dump"}),
