@@ -62,7 +62,7 @@ class JsonParser {
   /// detail, offset) are exactly its. Both build the same Document (docs/json.md compares their
   /// speed). IndexedOnly: Indexed without the second try, an error reported as the indexed parser
   /// found it (possibly a plain Syntax error at offset 0): for differential tests only.
-  enum class Engine : std::uint8_t { Indexed, ByteAtATime, IndexedOnly };
+  enum class Engine : std::uint8_t { ByteAtATime, Indexed, IndexedOnly };
 
   explicit JsonParser(const JsonParseOptions& options = {}) : options_(options) {}
 
