@@ -1,8 +1,10 @@
 // Stage 1 of the JSON parser: see json_structural_index.hpp.
 //
-// Each tier has its own loop over the blocks (a loop compiled for its instruction set, so that
-// the mask computations inline into it); what the masks mean, and what is recorded from them, is
-// one function shared by all tiers (plain 64-bit arithmetic, inlined into each loop).
+// One loop over the blocks (indexBlocks) serves every tier; each tier supplies the function that
+// classifies one block (its instruction set's masks) and an entry point compiled for that
+// instruction set, which flattens the loop and the block function into one body. What the masks
+// mean, and what is recorded from them, is one function shared by all tiers (plain 64-bit
+// arithmetic, inlined into each).
 #include "json_structural_index.hpp"
 
 #include <algorithm>
@@ -122,34 +124,18 @@ RawMasks masksPortable(const unsigned char* p) noexcept {
   return m;
 }
 
-/// Makes room for `room` more positions (a block writes at most 64, plus flatten's 16 slots of
-/// slack).
-inline std::uint32_t* reserveBlock(std::vector<std::uint32_t>& v, std::uint32_t* out,
-                                   std::size_t room = 64 + 16) {
+// Positions a block writes at most: 64, plus flatten's 16 slots of slack.
+constexpr std::size_t kBlockRoom = 64 + 16;
+// The loop checks room once per kRoomStride blocks.
+constexpr std::size_t kRoomStride = 16;
+
+/// Makes room for `room` more positions after out (out stays valid: it is returned rebased).
+/// Out of line: the growth is rare, and the tiers' flattened loops must not inline it.
+[[gnu::noinline]] std::uint32_t* growIndex(std::vector<std::uint32_t>& v, std::uint32_t* out,
+                                           std::size_t room) {
   const auto used = static_cast<std::size_t>(out - v.data());
-  if (v.size() - used < room) [[unlikely]] {
-    v.resize(std::max<std::size_t>(v.size() * 2, used + room + 1024));
-    return v.data() + used;
-  }
-  return out;
-}
-
-/// Common set-up: the vectors sized for n bytes; returns the block count.
-std::size_t prepare(std::size_t n, std::vector<std::uint32_t>& structurals,
-                    std::vector<std::uint64_t>& bits) {
-  const std::size_t blocks = (n + 63) / 64;
-  if (bits.size() < blocks * kWordsPerBlock) bits.resize(blocks * kWordsPerBlock);
-  // A guess that fits typical documents (a token every 6 bytes or more); reserveBlock grows it.
-  if (structurals.size() < n / 6 + 2048) structurals.resize(n / 6 + 2048);
-  return blocks;
-}
-
-/// Common ending: the sentinel, and the verdict.
-bool finish(std::size_t n, std::vector<std::uint32_t>& structurals, std::uint32_t* out,
-            const Carry& c) {
-  out = reserveBlock(structurals, out);
-  *out = static_cast<std::uint32_t>(n);
-  return c.inString == 0 && c.error == 0;
+  if (v.size() - used < room) v.resize(std::max<std::size_t>(v.size() * 2, used + room + 1024));
+  return v.data() + used;
 }
 
 /// The last, partial block, padded with spaces (whitespace: never structural).
@@ -160,24 +146,53 @@ inline const unsigned char* paddedTail(const char* p, std::size_t n, std::size_t
   return buf;
 }
 
+/// The loop of every tier: Block classifies the 64 bytes at its first argument (the byte at
+/// offset `offset` of the input), records the block's masks in `bits` and its positions at `out`,
+/// and returns the new end of the positions.
+template <auto Block>
+[[gnu::always_inline]] inline bool indexBlocks(const char* p, std::size_t n,
+                                               std::vector<std::uint32_t>& structurals,
+                                               std::vector<std::uint64_t>& bits) {
+  const std::size_t blocks = (n + 63) / 64;
+  if (bits.size() < blocks * kWordsPerBlock) bits.resize(blocks * kWordsPerBlock);
+  // A guess that fits typical documents (a token every 6 bytes or more); growIndex grows it.
+  if (structurals.size() < n / 6 + 2048) structurals.resize(n / 6 + 2048);
+  std::uint32_t* out = structurals.data();
+  std::uint32_t* limit = structurals.data() + structurals.size() - kRoomStride * kBlockRoom;
+  std::uint64_t* b = bits.data();
+  Carry c;
+  const std::size_t full = n / 64;
+  for (std::size_t k = 0; k < full; ++k, b += kWordsPerBlock) {
+    if (k % kRoomStride == 0 && out > limit) [[unlikely]] {
+      out = growIndex(structurals, out, kRoomStride * kBlockRoom);
+      limit = structurals.data() + structurals.size() - kRoomStride * kBlockRoom;
+    }
+    out = Block(reinterpret_cast<const unsigned char*>(p) + k * 64,
+                static_cast<std::uint32_t>(k * 64), c, b, out);
+  }
+  if (full != blocks) {
+    unsigned char tail[64];
+    out = growIndex(structurals, out, kBlockRoom);
+    out =
+        Block(paddedTail(p, n, full * 64, tail), static_cast<std::uint32_t>(full * 64), c, b, out);
+  }
+  out = growIndex(structurals, out, 1);
+  *out = static_cast<std::uint32_t>(n);  // the sentinel
+  return c.inString == 0 && c.error == 0;
+}
+
+inline std::uint32_t* blockPortable(const unsigned char* block, std::uint32_t offset, Carry& c,
+                                    std::uint64_t* bits, std::uint32_t* out) noexcept {
+  const RawMasks m = masksPortable(block);
+  const std::uint64_t quote = m.quote & ~escapedBytes(m.backslash, c.escaped);
+  const std::uint64_t s =
+      structuralsOf(m, quote, quote != 0 ? prefixXorPortable(quote) : 0, c, bits);
+  return flatten(out, offset, s);
+}
+
 bool indexPortable(const char* p, std::size_t n, std::vector<std::uint32_t>& structurals,
                    std::vector<std::uint64_t>& bits) {
-  const std::size_t blocks = prepare(n, structurals, bits);
-  std::uint32_t* out = structurals.data();
-  Carry c;
-  unsigned char tail[64];
-  for (std::size_t k = 0; k < blocks; ++k) {
-    const std::size_t offset = k * 64;
-    const auto* block = offset + 64 <= n ? reinterpret_cast<const unsigned char*>(p + offset)
-                                         : paddedTail(p, n, offset, tail);
-    const RawMasks m = masksPortable(block);
-    const std::uint64_t quote = m.quote & ~escapedBytes(m.backslash, c.escaped);
-    const std::uint64_t s = structuralsOf(m, quote, quote != 0 ? prefixXorPortable(quote) : 0, c,
-                                          bits.data() + k * kWordsPerBlock);
-    out = reserveBlock(structurals, out);
-    out = flatten(out, static_cast<std::uint32_t>(offset), s);
-  }
-  return finish(n, structurals, out, c);
+  return indexBlocks<blockPortable>(p, n, structurals, bits);
 }
 
 #if defined(__x86_64__)
@@ -220,25 +235,21 @@ NETBUF_JSON_AVX2 inline RawMasks masksAvx2(const unsigned char* p) noexcept {
   return m;
 }
 
-NETBUF_JSON_AVX2 bool indexAvx2(const char* p, std::size_t n,
-                                std::vector<std::uint32_t>& structurals,
-                                std::vector<std::uint64_t>& bits) {
-  const std::size_t blocks = prepare(n, structurals, bits);
-  std::uint32_t* out = structurals.data();
-  Carry c;
-  unsigned char tail[64];
-  for (std::size_t k = 0; k < blocks; ++k) {
-    const std::size_t offset = k * 64;
-    const auto* block = offset + 64 <= n ? reinterpret_cast<const unsigned char*>(p + offset)
-                                         : paddedTail(p, n, offset, tail);
-    const RawMasks m = masksAvx2(block);
-    const std::uint64_t quote = m.quote & ~escapedBytes(m.backslash, c.escaped);
-    const std::uint64_t s = structuralsOf(m, quote, quote != 0 ? prefixXorClmul(quote) : 0, c,
-                                          bits.data() + k * kWordsPerBlock);
-    out = reserveBlock(structurals, out);
-    out = flatten(out, static_cast<std::uint32_t>(offset), s);
-  }
-  return finish(n, structurals, out, c);
+NETBUF_JSON_AVX2 inline std::uint32_t* blockAvx2(const unsigned char* block, std::uint32_t offset,
+                                                 Carry& c, std::uint64_t* bits,
+                                                 std::uint32_t* out) noexcept {
+  const RawMasks m = masksAvx2(block);
+  const std::uint64_t quote = m.quote & ~escapedBytes(m.backslash, c.escaped);
+  const std::uint64_t s = structuralsOf(m, quote, quote != 0 ? prefixXorClmul(quote) : 0, c, bits);
+  return flatten(out, offset, s);
+}
+
+// flatten: the loop and blockAvx2 are compiled into this AVX2 body (the loop itself carries no
+// target attribute, so it could not inline the block function on its own).
+NETBUF_JSON_AVX2 __attribute__((flatten)) bool indexAvx2(const char* p, std::size_t n,
+                                                         std::vector<std::uint32_t>& structurals,
+                                                         std::vector<std::uint64_t>& bits) {
+  return indexBlocks<blockAvx2>(p, n, structurals, bits);
 }
 
 NETBUF_JSON_AVX512 inline std::uint64_t eq64(__m512i v, char ch) noexcept {
@@ -264,7 +275,8 @@ NETBUF_JSON_AVX512 inline std::uint32_t* flattenAvx512(std::uint32_t* out, std::
 
 NETBUF_JSON_AVX512 inline std::uint32_t* blockAvx512(const unsigned char* block,
                                                      std::uint32_t offset, Carry& c,
-                                                     std::uint64_t* bits, std::uint32_t* out) {
+                                                     std::uint64_t* bits,
+                                                     std::uint32_t* out) noexcept {
   const __m512i v = _mm512_loadu_si512(block);
   const std::uint64_t quoteRaw = eq64(v, '"');
   const std::uint64_t backslash = eq64(v, '\\');
@@ -311,31 +323,10 @@ NETBUF_JSON_AVX512 inline std::uint32_t* blockAvx512(const unsigned char* block,
   return flattenAvx512(out, offset, s);
 }
 
-NETBUF_JSON_AVX512 bool indexAvx512(const char* p, std::size_t n,
-                                    std::vector<std::uint32_t>& structurals,
-                                    std::vector<std::uint64_t>& bits) {
-  const std::size_t blocks = prepare(n, structurals, bits);
-  std::uint32_t* out = structurals.data();
-  // Room for every block's positions is checked once per 16 blocks (at most 1024 positions).
-  std::uint32_t* limit = structurals.data() + structurals.size() - (16 * 64 + 16);
-  std::uint64_t* b = bits.data();
-  Carry c;
-  const std::size_t full = n / 64;
-  for (std::size_t k = 0; k < full; ++k, b += kWordsPerBlock) {
-    if ((k & 15) == 0 && out > limit) [[unlikely]] {
-      out = reserveBlock(structurals, out, 16 * 64 + 16);
-      limit = structurals.data() + structurals.size() - (16 * 64 + 16);
-    }
-    out = blockAvx512(reinterpret_cast<const unsigned char*>(p) + k * 64,
-                      static_cast<std::uint32_t>(k * 64), c, b, out);
-  }
-  if (full != blocks) {
-    unsigned char tail[64];
-    out = reserveBlock(structurals, out, 64 + 16);
-    out = blockAvx512(paddedTail(p, n, full * 64, tail), static_cast<std::uint32_t>(full * 64), c,
-                      b, out);
-  }
-  return finish(n, structurals, out, c);
+NETBUF_JSON_AVX512 __attribute__((flatten)) bool indexAvx512(
+    const char* p, std::size_t n, std::vector<std::uint32_t>& structurals,
+    std::vector<std::uint64_t>& bits) {
+  return indexBlocks<blockAvx512>(p, n, structurals, bits);
 }
 
 bool hasClmul() noexcept {
