@@ -104,8 +104,8 @@ TEST_CASE("numbers: random significands of 1 to 19 digits at every decimal expon
 }
 
 TEST_CASE("numbers: exponents too long to keep exactly still give the right verdict") {
-  // Nine and more exponent digits are not kept exactly; such numbers go to the slow path, which
-  // must not mistake a huge value for a small one (leading fraction zeros offset the exponent).
+  // Exponents of nine or more digits are not kept exactly and take the slow path, which reports a
+  // huge value as out of range however many leading zeros the fraction has.
   JsonParseOptions o;
   o.maxNumberLength = SIZE_MAX;
   const std::string zeros(999999, '0');

@@ -7,6 +7,8 @@ namespace netbuf::detail {
 inline constexpr int kPow5TableMin = -342;
 inline constexpr int kPow5TableMax = 308;
 /// {high, low} words of 5^q scaled to [2^127, 2^128), q = kPow5TableMin + index / 2.
+// One {high, low} pair a line.
+// clang-format off
 inline constexpr std::uint64_t kPow5Table[1302] = {
     0xeef453d6923bd65a, 0x113faa2906a13b3f,
     0x9558b4661b6565f8, 0x4ac7ca59a424c507,
@@ -660,5 +662,6 @@ inline constexpr std::uint64_t kPow5Table[1302] = {
     0xe3d8f9e563a198e5, 0x58180fddd97723a6,
     0x8e679c2f5e44ff8f, 0x570f09eaa7ea7648,
 };
+// clang-format on
 
 }  // namespace netbuf::detail
