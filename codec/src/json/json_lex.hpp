@@ -39,13 +39,6 @@ inline std::uint64_t load8(const char* p) noexcept {
   return v;
 }
 
-/// Whether all 8 bytes of v are ASCII digits: each byte's high nibble is 3, and adding 6 to its low
-/// nibble does not carry into the high one.
-constexpr bool allDigits8(std::uint64_t v) noexcept {
-  return ((v & 0xF0F0F0F0F0F0F0F0) | (((v + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4)) ==
-         0x3333333333333333;
-}
-
 /// The value of 8 ASCII digits (first digit in the lowest byte): pairs, then quads, then the
 /// whole, each step one multiply-add over every lane at once.
 constexpr std::uint32_t eightDigits(std::uint64_t v) noexcept {
@@ -55,6 +48,42 @@ constexpr std::uint32_t eightDigits(std::uint64_t v) noexcept {
        (((v >> 16) & 0x000000FF000000FF) * (1 + (std::uint64_t{10000} << 32)))) >>
       32;
   return static_cast<std::uint32_t>(v);
+}
+
+/// How many of the 8 bytes of v, from the lowest, are ASCII digits before the first that is not
+/// (0-8). A byte is a digit when its high nibble is 3 and adding 6 does not carry out of its low
+/// nibble; the addition can carry into the next byte only out of a non-digit, so the lowest
+/// non-digit byte is always seen as one.
+constexpr unsigned leadingDigits8(std::uint64_t v) noexcept {
+  const std::uint64_t notDigit =
+      ((v & 0xF0F0F0F0F0F0F0F0) ^ 0x3030303030303030) |
+      (((v + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) ^ 0x3030303030303030);
+  return notDigit == 0 ? 8 : static_cast<unsigned>(std::countr_zero(notDigit)) >> 3;
+}
+
+/// Appends the run of ASCII digits at q to acc (acc = acc x 10^k + the run's value, modulo 2^64);
+/// returns the end of the run. Eight bytes a step: a whole step of digits, or the run's last 1-7
+/// digits, which are shifted to the top of the word behind '0' bytes so that eightDigits reads
+/// them as one number.
+inline const char* accumulateDigits(const char* q, const char* end, std::uint64_t& acc) noexcept {
+  static constexpr std::uint64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+  while (end - q >= 8) {
+    const std::uint64_t v = load8(q);
+    const unsigned k = leadingDigits8(v);
+    if (k == 8) {
+      acc = acc * 100000000 + eightDigits(v);
+      q += 8;
+      continue;
+    }
+    if (k != 0) {
+      const unsigned shift = 8 * (8 - k);  // 8..56
+      acc = acc * kPow10[k] + eightDigits((v << shift) | (0x3030303030303030 >> (64 - shift)));
+      q += k;
+    }
+    return q;
+  }
+  for (; q < end && isDigit(*q); ++q) acc = acc * 10 + static_cast<unsigned>(*q - '0');
+  return q;
 }
 
 /// The value of hex digit c, or -1.
@@ -312,14 +341,7 @@ struct JsonLexer {
     } else if (isDigit(*q)) {
       const char* ds = q;
       std::uint64_t u = 0;
-      while (end - q >= 8 && allDigits8(load8(q))) {
-        u = u * 100000000 + eightDigits(load8(q));
-        q += 8;
-      }
-      while (q < end && isDigit(*q)) {
-        u = u * 10 + static_cast<unsigned>(*q - '0');
-        ++q;
-      }
+      q = accumulateDigits(q, end, u);
       s.magnitude = u;
       s.intDigits = static_cast<std::size_t>(q - ds);
     } else {
@@ -341,14 +363,7 @@ struct JsonLexer {
         while (q < end && *q == '0') ++q;
         leadingZeros = static_cast<std::size_t>(q - fs);
       }
-      while (end - q >= 8 && allDigits8(load8(q))) {
-        sig = sig * 100000000 + eightDigits(load8(q));
-        q += 8;
-      }
-      while (q < end && isDigit(*q)) {
-        sig = sig * 10 + static_cast<unsigned>(*q - '0');
-        ++q;
-      }
+      q = accumulateDigits(q, end, sig);
       s.significand = sig;
       s.fracDigits = q - fs;
       s.sigDigits += static_cast<std::size_t>(q - fs) - leadingZeros;
