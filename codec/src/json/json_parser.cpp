@@ -34,6 +34,11 @@ struct JsonParseRun : detail::JsonLexer {
   Value run();
   bool runIndexed(const std::uint32_t* idx, const std::uint64_t* bits, Value& out);
   [[gnu::always_inline]] inline Value indexedString(std::size_t open, const std::uint64_t* bits);
+  Value indexedEscapedString(std::size_t open, std::size_t close, bool high);
+  [[gnu::always_inline]] inline bool indexedScalar(char c, std::size_t pos,
+                                                   const std::uint64_t* bits, Value& v);
+  Value makeArray(const Value* first, std::size_t n);
+  Value makeObject(const Value* first, std::size_t pairs, std::size_t open);
   void openContainer(bool object);
   void parseKey();
   Value parseString() {
@@ -93,40 +98,44 @@ Value JsonParseRun::parseNumber() {
   return Value::float64(toDouble(s, start));
 }
 
-Value JsonParseRun::closeArray() {
-  auto& frames = parser.frames_;
-  auto& stack = parser.stack_;
-  const std::size_t start = frames.back().start;
-  const std::size_t n = stack.size() - start;
+Value JsonParseRun::makeArray(const Value* first, std::size_t n) {
   Value* dst = reinterpret_cast<Value*>(doc.allocateBytes(n * sizeof(Value)));
-  if (n != 0) std::memcpy(static_cast<void*>(dst), stack.data() + start, n * sizeof(Value));
-  stack.resize(start);
-  frames.pop_back();
+  if (n != 0) std::memcpy(static_cast<void*>(dst), first, n * sizeof(Value));
   return Value::arrayView({dst, n});
 }
 
-Value JsonParseRun::closeObject() {
+Value JsonParseRun::makeObject(const Value* first, std::size_t pairs, std::size_t open) {
   static_assert(sizeof(Member) == 2 * sizeof(Value), "Member must be a key/value Value pair");
-  auto& frames = parser.frames_;
-  auto& stack = parser.stack_;
-  const std::size_t start = frames.back().start;
-  const std::size_t n = (stack.size() - start) / 2;
-  if (opt.extendedTypes && n == 1) {
-    const Member m{stack[start], stack[start + 1]};
+  if (opt.extendedTypes && pairs == 1) {
+    const Member m{first[0], first[1]};
     const std::string_view key = m.key.asStr();
     if (!key.empty() && key[0] == '$' &&
         (key == "$bin" || key == "$ext" || key == "$timestamp" || key == "$float32")) {
-      const Value v = extendedType(m, begin + frames.back().open);
-      stack.resize(start);
-      frames.pop_back();
-      return v;
+      return extendedType(m, begin + open);
     }
   }
-  Member* dst = reinterpret_cast<Member*>(doc.allocateBytes(n * sizeof(Member)));
-  if (n != 0) std::memcpy(static_cast<void*>(dst), stack.data() + start, n * sizeof(Member));
+  Member* dst = reinterpret_cast<Member*>(doc.allocateBytes(pairs * sizeof(Member)));
+  if (pairs != 0) std::memcpy(static_cast<void*>(dst), first, pairs * sizeof(Member));
+  return Value::mapView({dst, pairs});
+}
+
+Value JsonParseRun::closeArray() {
+  auto& stack = parser.stack_;
+  const std::size_t start = parser.frames_.back().start;
+  const Value v = makeArray(stack.data() + start, stack.size() - start);
   stack.resize(start);
-  frames.pop_back();
-  return Value::mapView({dst, n});
+  parser.frames_.pop_back();
+  return v;
+}
+
+Value JsonParseRun::closeObject() {
+  auto& stack = parser.stack_;
+  const JsonParser::Frame& f = parser.frames_.back();
+  const std::size_t start = f.start;
+  const Value v = makeObject(stack.data() + start, (stack.size() - start) / 2, f.open);
+  stack.resize(start);
+  parser.frames_.pop_back();
+  return v;
 }
 
 Value JsonParseRun::extendedType(const Member& m, const char* open) {
@@ -296,112 +305,226 @@ inline Value JsonParseRun::indexedString(std::size_t open, const std::uint64_t* 
     validateUtf8(body, n);
     return Value::strView({body, n});
   }
-  p = begin + open;
-  return parseString();  // escapes: the lexer decodes them into the arena
+  return indexedEscapedString(open, close, (special & ~backslash) != 0);
+}
+
+namespace {
+
+/// unescapeOne's output: raw bytes at d (the caller has made room).
+struct RawOut {
+  char* d;
+  char* end() const noexcept { return d; }
+  void push_back(char c) noexcept { *d++ = c; }
+  void insert(char*, const char* first, const char* last) noexcept {
+    std::memcpy(d, first, static_cast<std::size_t>(last - first));
+    d += last - first;
+  }
+};
+
+}  // namespace
+
+// A string with escapes, its closing quote at `close` (stage 1 found it); `high`: a byte above 0x7F
+// lies in it. Decoded straight into the arena: decoding never lengthens the text (an escape of 2,
+// 6 or 12 bytes gives 1, at most 3, or 4), so the raw length is room enough. Plain runs are
+// copied whole between backslashes. The escapes and the UTF-8 are checked as the lexer checks
+// them; the byte-at-a-time rerun reports any error.
+Value JsonParseRun::indexedEscapedString(std::size_t open, std::size_t close, bool high) {
+  const char* body = begin + open + 1;
+  const char* stop = begin + close;
+  const auto raw = static_cast<std::size_t>(stop - body);
+  // Escapes are ASCII, so a multi-byte character never spans one: the raw text is valid UTF-8
+  // exactly when each plain run is.
+  if (high) validateUtf8(body, raw);
+  char* const dst = reinterpret_cast<char*>(doc.allocateBytes(raw));
+  RawOut out{dst};
+  bool plain = !high;  // every byte so far in 0x20..0x7F and not '"' or '\\'
+  const char* seg = body;
+  for (;;) {
+    const auto* b =
+        static_cast<const char*>(std::memchr(seg, '\\', static_cast<std::size_t>(stop - seg)));
+    if (b == nullptr) break;
+    out.insert(nullptr, seg, b);
+    char* const at = out.d;
+    // The escaped byte lies before `stop` (the closing quote is unescaped); a \u escape that
+    // runs into the quote fails on it, a non-hex digit.
+    seg = unescapeOne(b, out);
+    if (out.d - at != 1 || static_cast<unsigned char>(*at) < 0x20 || *at == '"' || *at == '\\')
+      plain = false;
+  }
+  out.insert(nullptr, seg, stop);
+  const auto n = static_cast<std::size_t>(out.d - dst);
+  checkStringLength(begin + open, n);
+  const Value v = Value::strView({dst, n});
+  return plain ? detail::ValueHints::plainAscii(v) : v;
+}
+
+inline bool JsonParseRun::indexedScalar(char c, std::size_t pos, const std::uint64_t* bits,
+                                        Value& v) {
+  const std::size_t n = static_cast<std::size_t>(end - begin);
+  auto word4 = [&](std::size_t at, const char(&w)[5]) {
+    std::uint32_t a;
+    std::uint32_t b;
+    std::memcpy(&a, begin + at, 4);
+    std::memcpy(&b, w, 4);
+    return a == b;
+  };
+  // A literal or number ends at the input's end or at a byte that may follow it.
+  auto ended = [&](std::size_t at) {
+    return at >= n || kEndsToken[static_cast<unsigned char>(begin[at])];
+  };
+  switch (c) {
+    case '"':
+      v = indexedString(pos, bits);
+      return true;
+    case 't':
+      v = Value::boolean(true);
+      return n - pos >= 4 && word4(pos, "true") && ended(pos + 4);
+    case 'f':
+      v = Value::boolean(false);
+      return n - pos >= 5 && word4(pos + 1, "alse") && ended(pos + 5);
+    case 'n':
+      v = Value::nil();
+      return n - pos >= 4 && word4(pos, "null") && ended(pos + 4);
+    case '-':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9':
+      p = begin + pos;
+      v = parseNumber();
+      return ended(static_cast<std::size_t>(p - begin));
+    default:
+      return false;
+  }
 }
 
 // Stage 2 over stage 1's positions (json_structural_index.hpp): the grammar of run(), token by
-// token, with no whitespace to skip and no string to scan. Returns false, or throws JsonError, on
-// any error: the caller then runs run() for the exact error.
+// token, with no whitespace to skip and no string to scan. One state per place in the grammar
+// (after '{', after a member, after '[', after an element), so whether the open container is an
+// object is looked up only when a container closes. The open containers' elements are kept on a
+// stack of Values (the parser's stack_, used as raw storage and grown by doubling) and copied to
+// the arena when their container closes. Returns false, or throws JsonError, on any error: the
+// caller then runs run() for the exact error.
 bool JsonParseRun::runIndexed(const std::uint32_t* idx, const std::uint64_t* bits, Value& out) {
   const std::size_t n = static_cast<std::size_t>(end - begin);
-  auto& frames = parser.frames_;
-  auto& stack = parser.stack_;
-  stack.clear();
-  frames.clear();
+  auto& stackStore = parser.stack_;
+  auto& frameStore = parser.frames_;
+  if (stackStore.size() < 256) stackStore.resize(256);
+  if (frameStore.size() < 32) frameStore.resize(32);
+  Value* stackBase = stackStore.data();
+  Value* top = stackBase;
+  Value* stackEnd = stackBase + stackStore.size();
+  JsonParser::Frame* frames = frameStore.data();
+  std::size_t depth = 0;
+  const auto growStack = [&] {
+    const auto used = static_cast<std::size_t>(top - stackBase);
+    stackStore.resize(stackStore.size() * 2);
+    stackBase = stackStore.data();
+    top = stackBase + used;
+    stackEnd = stackBase + stackStore.size();
+  };
   std::size_t pos;
   char c;
-  // The next token (the sentinel, n, ends the input).
-#define NETBUF_NEXT_TOKEN()     \
-  do {                          \
-    pos = *idx++;               \
-    if (pos >= n) return false; \
-    c = begin[pos];             \
-  } while (0)
   Value v;
-  for (;;) {
-  value:
+  // The next token (the sentinel, n, ends the input).
+#define NETBUF_NEXT_TOKEN()    \
+  do {                         \
+    pos = *idx++;              \
+    if (pos >= n) [[unlikely]] \
+      return false;            \
+    c = begin[pos];            \
+  } while (0)
+#define NETBUF_PUSH(value)            \
+  do {                                \
+    if (top == stackEnd) [[unlikely]] \
+      growStack();                    \
+    *top++ = (value);                 \
+  } while (0)
+#define NETBUF_OPEN(isObject)                                                       \
+  do {                                                                              \
+    if (depth >= opt.maxDepth) return false;                                        \
+    if (depth == frameStore.size()) [[unlikely]] {                                  \
+      frameStore.resize(depth * 2);                                                 \
+      frames = frameStore.data();                                                   \
+    }                                                                               \
+    frames[depth++] = {static_cast<std::size_t>(top - stackBase), pos, (isObject)}; \
+  } while (0)
+
+  NETBUF_NEXT_TOKEN();
+  if (c == '{') goto objectBegin;
+  if (c == '[') goto arrayBegin;
+  if (!indexedScalar(c, pos, bits, v)) return false;
+  out = v;
+  return *idx >= n;  // nothing after the top-level value
+
+objectBegin:
+  NETBUF_OPEN(true);
+  NETBUF_NEXT_TOKEN();
+  if (c == '}') goto objectEnd;
+objectField:
+  if (c != '"') return false;
+  NETBUF_PUSH(indexedString(pos, bits));
+  NETBUF_NEXT_TOKEN();
+  if (c != ':') return false;
+  NETBUF_NEXT_TOKEN();
+  if (c == '{') goto objectBegin;
+  if (c == '[') goto arrayBegin;
+  if (!indexedScalar(c, pos, bits, v)) return false;
+  NETBUF_PUSH(v);
+objectContinue:
+  NETBUF_NEXT_TOKEN();
+  if (c == ',') {
     NETBUF_NEXT_TOKEN();
-    switch (c) {
-      case '{':
-        if (frames.size() >= opt.maxDepth) return false;
-        frames.push_back({stack.size(), pos, true});
-        NETBUF_NEXT_TOKEN();
-        if (c == '}') {
-          v = closeObject();
-          break;
-        }
-        if (c != '"') return false;
-        stack.push_back(indexedString(pos, bits));
-        NETBUF_NEXT_TOKEN();
-        if (c != ':') return false;
-        goto value;
-      case '[':
-        if (frames.size() >= opt.maxDepth) return false;
-        frames.push_back({stack.size(), pos, false});
-        if (*idx < n && begin[*idx] == ']') {
-          ++idx;
-          v = closeArray();
-          break;
-        }
-        goto value;
-      case '"':
-        v = indexedString(pos, bits);
-        break;
-      case 't':
-      case 'f':
-      case 'n': {
-        const std::string_view word = c == 't' ? "true" : c == 'f' ? "false" : "null";
-        if (n - pos < word.size() || std::memcmp(begin + pos, word.data(), word.size()) != 0)
-          return false;
-        if (pos + word.size() < n &&
-            !kEndsToken[static_cast<unsigned char>(begin[pos + word.size()])])
-          return false;
-        v = c == 'n' ? Value::nil() : Value::boolean(c == 't');
-        break;
-      }
-      case '-':
-      case '0':
-      case '1':
-      case '2':
-      case '3':
-      case '4':
-      case '5':
-      case '6':
-      case '7':
-      case '8':
-      case '9':
-        p = begin + pos;
-        v = parseNumber();
-        if (p < end && !kEndsToken[static_cast<unsigned char>(*p)]) return false;
-        break;
-      default:
-        return false;
-    }
-    // v is complete: add it to the enclosing container, closing containers as they end.
-    for (;;) {
-      if (frames.empty()) {
-        out = v;
-        return *idx >= n;  // nothing after the top-level value
-      }
-      stack.push_back(v);
-      NETBUF_NEXT_TOKEN();
-      const bool object = frames.back().object;
-      if (c == ',') {
-        if (object) {
-          NETBUF_NEXT_TOKEN();
-          if (c != '"') return false;
-          stack.push_back(indexedString(pos, bits));
-          NETBUF_NEXT_TOKEN();
-          if (c != ':') return false;
-        }
-        goto value;
-      }
-      if (c != (object ? '}' : ']')) return false;
-      v = object ? closeObject() : closeArray();
-    }
+    goto objectField;
   }
+  if (c != '}') return false;
+objectEnd : {
+  const JsonParser::Frame& f = frames[--depth];
+  Value* first = stackBase + f.start;
+  v = makeObject(first, static_cast<std::size_t>(top - first) / 2, f.open);
+  top = first;
+  goto scopeEnd;
+}
+
+arrayBegin:
+  NETBUF_OPEN(false);
+  NETBUF_NEXT_TOKEN();
+  if (c == ']') goto arrayEnd;
+arrayValue:
+  if (c == '{') goto objectBegin;
+  if (c == '[') goto arrayBegin;
+  if (!indexedScalar(c, pos, bits, v)) return false;
+  NETBUF_PUSH(v);
+arrayContinue:
+  NETBUF_NEXT_TOKEN();
+  if (c == ',') {
+    NETBUF_NEXT_TOKEN();
+    goto arrayValue;
+  }
+  if (c != ']') return false;
+arrayEnd : {
+  Value* first = stackBase + frames[--depth].start;
+  v = makeArray(first, static_cast<std::size_t>(top - first));
+  top = first;
+}
+
+scopeEnd:
+  if (depth == 0) {
+    out = v;
+    return *idx >= n;
+  }
+  NETBUF_PUSH(v);
+  if (frames[depth - 1].object) goto objectContinue;
+  goto arrayContinue;
 #undef NETBUF_NEXT_TOKEN
+#undef NETBUF_PUSH
+#undef NETBUF_OPEN
 }
 
 void JsonParser::parse(std::string_view text, Document& into) {
