@@ -316,14 +316,15 @@ inline Value JsonParseRun::indexedString(std::size_t open, const std::uint64_t* 
   const std::size_t close = (k << 6) + static_cast<std::size_t>(__builtin_ctzll(quote));
   const char* body = begin + open + 1;
   const std::size_t n = close - open - 1;
+  // (n < 2^32: the indexed engine takes inputs below 4 GiB.)
   if (special == 0) [[likely]] {
     checkStringLength(begin + open, n);
-    return detail::ValueHints::plainAscii(Value::strView({body, n}));
+    return detail::ValueHints::str(body, static_cast<std::uint32_t>(n), true);
   }
   if (backslash == 0) {
     checkStringLength(begin + open, n);
     validateUtf8(body, n);
-    return Value::strView({body, n});
+    return detail::ValueHints::str(body, static_cast<std::uint32_t>(n), false);
   }
   return indexedEscapedString(open, close, (special & ~backslash) != 0, bits);
 }
@@ -387,8 +388,7 @@ done:
   out.insert(nullptr, seg, stop);
   const auto n = static_cast<std::size_t>(out.d - dst);
   checkStringLength(begin + open, n);
-  const Value v = Value::strView({dst, n});
-  return plain ? detail::ValueHints::plainAscii(v) : v;
+  return detail::ValueHints::str(dst, static_cast<std::uint32_t>(n), plain);
 }
 
 inline bool JsonParseRun::indexedScalar(char c, std::size_t pos, const std::uint64_t* bits,

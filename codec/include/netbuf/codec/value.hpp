@@ -37,8 +37,10 @@
 // a Value views must not change while the Value is in use (for a view made by the parser, the
 // input text), or a writer may trust a stale hint.
 #include <compare>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <netbuf/buffer/errors.hpp>
 #include <span>
 #include <string>
@@ -96,6 +98,10 @@ namespace detail {
 struct ValueHints {
   static Value plainAscii(Value v) noexcept;
   static Value canonicalOrder(Value v) noexcept;
+  /// A valid UTF-8 Str viewing [p, p + n), with the plainAscii hint when `plain`. Its first word
+  /// (type, aux, size) is written as one 64-bit store: parsers build one per string token, and
+  /// byte-wise field writes there cost a partial-register merge or a store-forwarding stall.
+  static Value str(const char* p, std::uint32_t n, bool plain) noexcept;
 };
 }  // namespace detail
 
@@ -340,6 +346,19 @@ inline Value Value::mapView(std::span<const Member> members) {
 inline Value detail::ValueHints::plainAscii(Value v) noexcept {
   if (v.type_ == ValueType::Str && (v.aux_ & Value::kInvalidUtf8) == 0)
     v.aux_ |= Value::kPlainAscii;
+  return v;
+}
+
+inline Value detail::ValueHints::str(const char* p, std::uint32_t n, bool plain) noexcept {
+  static_assert(std::is_standard_layout_v<Value> && offsetof(Value, type_) == 0 &&
+                offsetof(Value, aux_) == 1 && offsetof(Value, size_) == 4 &&
+                std::endian::native == std::endian::little);
+  const std::uint64_t head = static_cast<std::uint64_t>(ValueType::Str) |
+                             static_cast<std::uint64_t>(plain ? Value::kPlainAscii : 0) << 8 |
+                             static_cast<std::uint64_t>(n) << 32;
+  Value v;
+  std::memcpy(static_cast<void*>(&v), &head, sizeof head);
+  v.u_.p = p;
   return v;
 }
 
