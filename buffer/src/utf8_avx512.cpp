@@ -32,12 +32,11 @@
 #include <algorithm>
 #include <array>
 
+#include <netbuf/buffer/detail/utf8_validate_avx512.hpp>
+
 #include "utf8_internal.hpp"
 
-#define NETBUF_AVX512                                                                 \
-  __attribute__((                                                                     \
-      target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,avx2,bmi,bmi2,popcnt," \
-             "lzcnt")))
+#define NETBUF_AVX512 NETBUF_UTF8_AVX512_TARGET
 
 namespace netbuf::utf8::detail {
 namespace {
@@ -558,146 +557,12 @@ NETBUF_AVX512 std::size_t encodeUtf8U32(const char32_t* s, std::size_t n, u8* ds
 
 // ---------------------------------------------------------------- UTF-8 validation
 
-constexpr u8 kTooShort = 1 << 0;
-constexpr u8 kTooLong = 1 << 1;
-constexpr u8 kOverlong3 = 1 << 2;
-constexpr u8 kTooLarge = 1 << 3;
-constexpr u8 kSurrogate = 1 << 4;
-constexpr u8 kOverlong2 = 1 << 5;
-constexpr u8 kTooLarge1000 = 1 << 6;
-constexpr u8 kOverlong4 = 1 << 6;
-constexpr u8 kTwoConts = 1 << 7;
-constexpr u8 kCarry = kTooShort | kTooLong | kTwoConts;
-
-constexpr std::array<u8, 16> kByte1High = {
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTwoConts,
-    kTwoConts,
-    kTwoConts,
-    kTwoConts,
-    kTooShort | kOverlong2,                              // 1100____
-    kTooShort,                                           // 1101____
-    kTooShort | kOverlong3 | kSurrogate,                 // 1110____
-    kTooShort | kTooLarge | kTooLarge1000 | kOverlong4,  // 1111____
-};
-constexpr std::array<u8, 16> kByte1Low = {
-    kCarry | kOverlong3 | kOverlong2 | kOverlong4,
-    kCarry | kOverlong2,
-    kCarry,
-    kCarry,
-    kCarry | kTooLarge,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000 | kSurrogate,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-};
-constexpr std::array<u8, 16> kByte2High = {
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooLong | kOverlong2 | kTwoConts | kOverlong3 | kTooLarge1000 | kOverlong4,
-    kTooLong | kOverlong2 | kTwoConts | kOverlong3 | kTooLarge,
-    kTooLong | kOverlong2 | kTwoConts | kSurrogate | kTooLarge,
-    kTooLong | kOverlong2 | kTwoConts | kSurrogate | kTooLarge,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-};
-
-/// vpermt2b indices: result byte k is input[k - N] for k >= N, else prev[64 - N + k].
-template <int N>
-struct PrevIndex {
-  alignas(64) u8 idx[64];
-  constexpr PrevIndex() : idx{} {
-    for (int k = 0; k < 64; ++k) idx[k] = static_cast<u8>(k >= N ? k - N : 128 - N + k);
-  }
-};
-constexpr PrevIndex<1> kPrev1{};
-constexpr PrevIndex<2> kPrev2{};
-constexpr PrevIndex<3> kPrev3{};
-
-/// Bytes that leave a sequence open at the block's end when they sit in its last three slots are
-/// those above these limits.
-struct IncompleteMax {
-  alignas(64) u8 max[64];
-  constexpr IncompleteMax() : max{} {
-    for (u8& b : max) b = 0xFF;
-    max[61] = 0xF0 - 1;
-    max[62] = 0xE0 - 1;
-    max[63] = 0xC0 - 1;
-  }
-};
-constexpr IncompleteMax kIncompleteMax{};
-
-struct Validator {
-  __m512i t1h, t1l, t2h, nibble, third, fourth, incompleteMax, prev1, prev2, prev3;
-};
-
-NETBUF_AVX512 inline __m512i table16(const std::array<u8, 16>& t) noexcept {
-  return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.data())));
-}
-
-NETBUF_AVX512 inline Validator makeValidator() noexcept {
-  Validator v;
-  v.t1h = table16(kByte1High);
-  v.t1l = table16(kByte1Low);
-  v.t2h = table16(kByte2High);
-  v.nibble = _mm512_set1_epi8(0x0F);
-  v.third = _mm512_set1_epi8(static_cast<char>(0xE0 - 0x80));
-  v.fourth = _mm512_set1_epi8(static_cast<char>(0xF0 - 0x80));
-  v.incompleteMax = load(kIncompleteMax.max);
-  v.prev1 = load(kPrev1.idx);
-  v.prev2 = load(kPrev2.idx);
-  v.prev3 = load(kPrev3.idx);
-  return v;
-}
-
-/// Mask of bytes of `input` flagged ill-formed given the previous 64 bytes `prev`. An error is
-/// flagged at the byte where it becomes visible: a missing continuation at the position where the
-/// continuation should have been.
-NETBUF_AVX512 inline Mask64 blockErrors(const Validator& v, __m512i input, __m512i prev) noexcept {
-  const __m512i prev1 = _mm512_permutex2var_epi8(input, v.prev1, prev);
-  const __m512i b1h =
-      _mm512_shuffle_epi8(v.t1h, _mm512_and_si512(_mm512_srli_epi16(prev1, 4), v.nibble));
-  const __m512i b1l = _mm512_shuffle_epi8(v.t1l, _mm512_and_si512(prev1, v.nibble));
-  const __m512i b2h =
-      _mm512_shuffle_epi8(v.t2h, _mm512_and_si512(_mm512_srli_epi16(input, 4), v.nibble));
-  const __m512i special = _mm512_ternarylogic_epi32(b1h, b1l, b2h, 0x80);  // a & b & c
-  const __m512i is3 = _mm512_subs_epu8(_mm512_permutex2var_epi8(input, v.prev2, prev), v.third);
-  const __m512i is4 = _mm512_subs_epu8(_mm512_permutex2var_epi8(input, v.prev3, prev), v.fourth);
-  // must23: high bit set where a 3rd/4th byte is required; special has kTwoConts (0x80) exactly
-  // where two continuations are adjacent, so XOR leaves 0x80 only on a mismatch.
-  const __m512i must23 =
-      _mm512_ternarylogic_epi32(is3, is4, _mm512_set1_epi8(static_cast<char>(0x80)),
-                                0xA8);  // (a | b) & c
-  return _mm512_test_epi8_mask(_mm512_xor_si512(must23, special),
-                               _mm512_xor_si512(must23, special));
-}
-
-NETBUF_AVX512 inline bool openAtEnd(const Validator& v, __m512i input) noexcept {
-  return _mm512_test_epi8_mask(_mm512_subs_epu8(input, v.incompleteMax),
-                               _mm512_subs_epu8(input, v.incompleteMax)) != 0;
-}
+// The block kernel (Validator, blockErrors, openAtEnd) is shared with the JSON parser's stage 1:
+// netbuf/buffer/detail/utf8_validate_avx512.hpp.
+using avx512::blockErrors;
+using avx512::makeValidator;
+using avx512::openAtEnd;
+using avx512::Validator;
 
 /// Shared driver of the validating kernels (same protocol as the AVX2 tier's): `block(i, input,
 /// len)` for each well-formed block (len < 64 only for the masked final block), `rewind(b, i)` to

@@ -274,6 +274,14 @@ TEST_CASE("engines agree across every 64-byte block boundary") {
       "[\"\\\\\" \\ ]",
       R"([1,]  )",
       "[\"\xc3\"]",
+      // Ill-formed UTF-8 of each kind (stage 1 validates it on the AVX-512 tier), after valid
+      // 3- and 4-byte sequences.
+      "[\"\xe6\x9d\xb1\xf0\x9f\x98\x80\", \"\xed\xa0\x80\"]",
+      "[\"\xc0\xaf\"]",
+      "[\"\xf4\x90\x80\x80\"]",
+      "[\"\xe6\x9d\"]",
+      "[\"a\x80\", 1]",
+      "[1, \xc3\xa9]",
       R"({"a":1}  {"b":2})",
       R"(["\u12"])",
       R"([-])",

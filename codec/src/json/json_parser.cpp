@@ -19,6 +19,7 @@ struct JsonParseRun : detail::JsonLexer {
   const char* p;
   Document& doc;
   JsonParser& parser;
+  bool utf8Validated = false;  // stage 1 found the whole input valid UTF-8
 
   // ---------------------------------------------------------------- helpers
   void skipWs() noexcept {
@@ -323,7 +324,7 @@ inline Value JsonParseRun::indexedString(std::size_t open, const std::uint64_t* 
   }
   if (backslash == 0) {
     checkStringLength(begin + open, n);
-    validateUtf8(body, n);
+    if (!utf8Validated) validateUtf8(body, n);
     return detail::ValueHints::str(body, static_cast<std::uint32_t>(n), false);
   }
   return indexedEscapedString(open, close, (special & ~backslash) != 0, bits);
@@ -356,7 +357,7 @@ Value JsonParseRun::indexedEscapedString(std::size_t open, std::size_t close, bo
   const auto raw = static_cast<std::size_t>(stop - body);
   // Escapes are ASCII, so a multi-byte character never spans one: the raw text is valid UTF-8
   // exactly when each plain run is.
-  if (high) validateUtf8(body, raw);
+  if (high && !utf8Validated) validateUtf8(body, raw);
   char* const dst = reinterpret_cast<char*>(doc.allocateBytes(raw));
   RawOut out{dst};
   bool plain = !high;  // every byte so far in 0x20..0x7F and not '"' or '\\'
@@ -585,8 +586,9 @@ void JsonParser::parse(std::string_view text, Document& into) {
     Value root;
     try {
       r.checkDocumentSize();
-      accepted = detail::indexJson(text.data(), text.size(), structurals_, blockBits_) &&
-                 r.runIndexed(structurals_.data(), blockBits_.data(), root);
+      accepted =
+          detail::indexJson(text.data(), text.size(), structurals_, blockBits_, r.utf8Validated) &&
+          r.runIndexed(structurals_.data(), blockBits_.data(), root);
     } catch (const JsonError&) {
       if (engine_ == Engine::IndexedOnly) throw;
     }

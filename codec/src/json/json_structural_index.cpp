@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <netbuf/buffer/detail/utf8_validate_avx512.hpp>
 #include <netbuf/buffer/utf8.hpp>
 
 #if defined(__x86_64__)
@@ -34,6 +35,12 @@ struct Carry {
   std::uint64_t escaped = 0;   // 1 when the previous block ended with an escaping backslash
   std::uint64_t scalar = 0;    // 1 when the previous block ended inside a scalar run
   std::uint64_t error = 0;     // a control byte inside a string was seen
+  // UTF-8 validation (the AVX-512 tier only): the previous block's 64 bytes (zeros before the
+  // first), whether a sequence was left open at its end, and the ill-formed bytes seen so far.
+  const unsigned char* previous = kZeroBlock;
+  std::uint64_t utf8Open = 0;
+  std::uint64_t utf8Error = 0;
+  static constexpr unsigned char kZeroBlock[64] = {};
 };
 
 /// The bytes escaped by a backslash: each backslash not itself escaped escapes the next byte.
@@ -178,7 +185,7 @@ template <auto Block>
   }
   out = growIndex(structurals, out, 1);
   *out = static_cast<std::uint32_t>(n);  // the sentinel
-  return c.inString == 0 && c.error == 0;
+  return c.inString == 0 && c.error == 0 && c.utf8Error == 0 && c.utf8Open == 0;
 }
 
 inline std::uint32_t* blockPortable(const unsigned char* block, std::uint32_t offset, Carry& c,
@@ -198,7 +205,12 @@ bool indexPortable(const char* p, std::size_t n, std::vector<std::uint32_t>& str
 #if defined(__x86_64__)
 
 #define NETBUF_JSON_AVX2 __attribute__((target("avx2,bmi,bmi2,popcnt,pclmul")))
-#define NETBUF_JSON_AVX512 __attribute__((target("avx512f,avx512bw,avx2,bmi,bmi2,popcnt,pclmul")))
+// The AVX-512 tier runs where utf8::activeIsa() is Avx512, which implies every feature of
+// NETBUF_UTF8_AVX512_TARGET (the UTF-8 block validator it inlines).
+#define NETBUF_JSON_AVX512                                                            \
+  __attribute__((                                                                     \
+      target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,avx2,bmi,bmi2,popcnt," \
+             "lzcnt,pclmul")))
 
 NETBUF_JSON_AVX2 inline std::uint64_t prefixXorClmul(std::uint64_t x) noexcept {
   const __m128i r = _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<long long>(x)),
@@ -273,6 +285,22 @@ NETBUF_JSON_AVX512 inline std::uint32_t* flattenAvx512(std::uint32_t* out, std::
   return out;
 }
 
+/// UTF-8 validation of the block v (at `block`) after c.previous: a block of ASCII is ill-formed
+/// only after an open sequence.
+NETBUF_JSON_AVX512 inline void validateUtf8Block(const __m512i v, const unsigned char* block,
+                                                 std::uint64_t high, Carry& c) noexcept {
+  if (high == 0) {
+    c.utf8Error |= c.utf8Open;
+    c.utf8Open = 0;
+  } else {
+    // (Its tables are constants: the compiler hoists their loads out of the block loop.)
+    const utf8::detail::avx512::Validator validator = utf8::detail::avx512::makeValidator();
+    c.utf8Error |= utf8::detail::avx512::blockErrors(validator, v, _mm512_loadu_si512(c.previous));
+    c.utf8Open = utf8::detail::avx512::openAtEnd(validator, v) ? 1 : 0;
+  }
+  c.previous = block;
+}
+
 NETBUF_JSON_AVX512 inline std::uint32_t* blockAvx512(const unsigned char* block,
                                                      std::uint32_t offset, Carry& c,
                                                      std::uint64_t* bits,
@@ -282,6 +310,7 @@ NETBUF_JSON_AVX512 inline std::uint32_t* blockAvx512(const unsigned char* block,
   const std::uint64_t backslash = eq64(v, '\\');
   const std::uint64_t ctrl = _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20));
   const std::uint64_t high = _mm512_movepi8_mask(v);
+  validateUtf8Block(v, block, high, c);
   if ((quoteRaw | backslash) == 0 && c.inString != 0) {
     // Wholly inside a string that does not end here (long strings): only control bytes matter.
     c.error |= ctrl;
@@ -343,13 +372,17 @@ bool hasClmul() noexcept {
 }  // namespace
 
 bool indexJson(const char* p, std::size_t n, std::vector<std::uint32_t>& structurals,
-               std::vector<std::uint64_t>& bits) {
+               std::vector<std::uint64_t>& bits, bool& utf8Validated) {
+  utf8Validated = false;
 #if defined(__x86_64__)
   // The tier the text kernels use now (utf8::forceIsa pins it for tests), when this CPU also has
   // the carry-less multiply.
   switch (utf8::activeIsa()) {
     case utf8::Isa::Avx512:
-      if (hasClmul()) return indexAvx512(p, n, structurals, bits);
+      if (hasClmul()) {
+        utf8Validated = true;
+        return indexAvx512(p, n, structurals, bits);
+      }
       break;
     case utf8::Isa::Avx2:
       if (hasClmul()) return indexAvx2(p, n, structurals, bits);

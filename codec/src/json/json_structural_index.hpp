@@ -14,9 +14,12 @@
 //   - per block, three bit masks that stage 2 reads per string: the unescaped quotes (the closing
 //     quote of a string is the next one after its opening quote), the backslashes, and the bytes
 //     that are a backslash or above 0x7F ("special": a string without any is a plain ASCII view).
-// It fails (returns false) on a string that is not closed, or a byte below 0x20 inside a string;
-// every other error is stage 2's. Failing is only a verdict: the exact error (what, where) comes
-// from the byte-at-a-time parser, which the caller runs on failure.
+// It fails (returns false) on a string that is not closed, or a byte below 0x20 inside a string,
+// and, where it validates UTF-8 (the AVX-512 tier: each block with a byte above 0x7F goes through
+// the text kernels' block validator), on ill-formed UTF-8 anywhere; every other error is stage
+// 2's, which then validates each string that has bytes above 0x7F itself. Failing is only a
+// verdict: the exact error (what, where) comes from the byte-at-a-time parser, which the caller
+// runs on failure.
 //
 // Tiers, chosen once per call from utf8::activeIsa() (so tests can pin each): AVX-512BW, AVX2
 // (both with PCLMULQDQ for the prefix XOR), and a portable scalar one. Positions are 32-bit: the
@@ -37,9 +40,10 @@ enum JsonBlockWord : std::size_t {
 
 /// Indexes [p, p + n) (n < 2^32). On success, structurals holds the positions followed by one
 /// sentinel equal to n (stage 2 stops there), and bits kWordsPerBlock words per 64-byte block
-/// (the last block padded with whitespace). Both vectors are reused: they keep their capacity
+/// (the last block padded with whitespace); utf8Validated says whether the whole input was found
+/// to be valid UTF-8 (false: not checked here). Both vectors are reused: they keep their capacity
 /// across calls.
 bool indexJson(const char* p, std::size_t n, std::vector<std::uint32_t>& structurals,
-               std::vector<std::uint64_t>& bits);
+               std::vector<std::uint64_t>& bits, bool& utf8Validated);
 
 }  // namespace netbuf::detail
