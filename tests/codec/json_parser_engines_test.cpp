@@ -331,6 +331,50 @@ TEST_CASE("engines agree on seeded random documents, valid and edited, under var
   }
 }
 
+TEST_CASE("engines agree on wide and deep containers") {
+  // Wide: more pending values than the indexed engine's first stack (256 Values) and containers
+  // of more than 32 elements (copied by memcpy rather than 16-byte moves). Deep: more open
+  // containers than its first frame storage (32), objects and arrays alternating.
+  std::string wide = "[";
+  for (int i = 0; i < 700; ++i) {
+    if (i != 0) wide += ',';
+    wide += std::to_string(i * 7919 - 1000);
+  }
+  wide += "]";
+  checkAgree(wide);
+  std::string members = "{";
+  for (int i = 0; i < 400; ++i) {
+    // (Appended piece by piece: g++ 12 misreports a chain of + on std::string as -Wrestrict.)
+    if (i != 0) members += ',';
+    members += "\"k";
+    members += std::to_string(i);
+    members += "\":[\"v\\n";
+    members += std::to_string(i);
+    members += "\"]";
+  }
+  members += "}";
+  checkAgree(members);
+  std::string both = "[";
+  both += members;
+  both += ',';
+  both += wide;
+  both += ',';
+  both += members;
+  both += ']';
+  checkAgree(both);
+  std::string deep;
+  for (int i = 0; i < 200; ++i) deep += i % 2 != 0 ? "{\"a\":" : "[1,";
+  deep += "null";
+  for (int i = 199; i >= 0; --i) deep += i % 2 ? "}" : "]";
+  checkAgree(deep);
+  JsonParseOptions shallow;
+  shallow.maxDepth = 150;
+  checkAgree(deep, shallow);
+  // Still open when the input ends, at every depth of the stack's growth.
+  checkAgree(deep.substr(0, deep.size() - 50));
+  checkAgree(wide.substr(0, wide.size() - 1));
+}
+
 TEST_CASE("the indexed engine keeps views into the input and reuses its scratch") {
   JsonParser parser;
   parser.setEngine(JsonParser::Engine::Indexed);

@@ -466,6 +466,7 @@ bool JsonParseRun::runIndexed(const std::uint32_t* idx, const std::uint64_t* bit
   std::size_t pos;
   char c;
   Value v;
+  Value* first;  // the closing container's first element
   // The next token (the sentinel, n, ends the input).
 #define NETBUF_NEXT_TOKEN()    \
   do {                         \
@@ -518,13 +519,11 @@ objectContinue:
     goto objectField;
   }
   if (c != '}') return false;
-objectEnd : {
-  const JsonParser::Frame& f = frames[--depth];
-  Value* first = stackBase + f.start;
-  v = makeObject(first, static_cast<std::size_t>(top - first) / 2, f.open);
+objectEnd:
+  first = stackBase + frames[--depth].start;
+  v = makeObject(first, static_cast<std::size_t>(top - first) / 2, frames[depth].open);
   top = first;
   goto scopeEnd;
-}
 
 arrayBegin:
   NETBUF_OPEN(false);
@@ -542,11 +541,10 @@ arrayContinue:
     goto arrayValue;
   }
   if (c != ']') return false;
-arrayEnd : {
-  Value* first = stackBase + frames[--depth].start;
+arrayEnd:
+  first = stackBase + frames[--depth].start;
   v = makeArray(first, static_cast<std::size_t>(top - first));
   top = first;
-}
 
 scopeEnd:
   if (depth == 0) {

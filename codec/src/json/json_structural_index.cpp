@@ -287,13 +287,13 @@ NETBUF_JSON_AVX512 inline std::uint32_t* flattenAvx512(std::uint32_t* out, std::
 
 /// UTF-8 validation of the block v (at `block`) after c.previous: a block of ASCII is ill-formed
 /// only after an open sequence.
-NETBUF_JSON_AVX512 inline void validateUtf8Block(const __m512i v, const unsigned char* block,
+NETBUF_JSON_AVX512 inline void validateUtf8Block(__m512i v, const unsigned char* block,
                                                  std::uint64_t high, Carry& c) noexcept {
   if (high == 0) {
     c.utf8Error |= c.utf8Open;
     c.utf8Open = 0;
   } else {
-    // (Its tables are constants: the compiler hoists their loads out of the block loop.)
+    // (Six loads of constant tables, from L1, on blocks with non-ASCII bytes only.)
     const utf8::detail::avx512::Validator validator = utf8::detail::avx512::makeValidator();
     c.utf8Error |= utf8::detail::avx512::blockErrors(validator, v, _mm512_loadu_si512(c.previous));
     c.utf8Open = utf8::detail::avx512::openAtEnd(validator, v) ? 1 : 0;
@@ -380,8 +380,8 @@ bool indexJson(const char* p, std::size_t n, std::vector<std::uint32_t>& structu
   switch (utf8::activeIsa()) {
     case utf8::Isa::Avx512:
       if (hasClmul()) {
-        utf8Validated = true;
-        return indexAvx512(p, n, structurals, bits);
+        utf8Validated = indexAvx512(p, n, structurals, bits);
+        return utf8Validated;
       }
       break;
     case utf8::Isa::Avx2:

@@ -21,7 +21,8 @@
 // verdict: the exact error (what, where) comes from the byte-at-a-time parser, which the caller
 // runs on failure.
 //
-// Tiers, chosen once per call from utf8::activeIsa() (so tests can pin each): AVX-512BW, AVX2
+// Tiers, chosen once per call from utf8::activeIsa() (so tests can pin each): AVX-512 (BW, VL,
+// VBMI, VBMI2: the text kernels' AVX-512 tier), AVX2
 // (both with PCLMULQDQ for the prefix XOR), and a portable scalar one. Positions are 32-bit: the
 // caller keeps inputs of 4 GiB and more on the byte-at-a-time parser.
 #include <cstddef>

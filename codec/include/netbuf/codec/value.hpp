@@ -36,8 +36,8 @@
 // are ignored by operator==. They describe the bytes as they were when the Value was made: memory
 // a Value views must not change while the Value is in use (for a view made by the parser, the
 // input text), or a writer may trust a stale hint.
-#include <compare>
 #include <bit>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -225,8 +225,8 @@ class Value {
   }
   /// A hint: true for a Str known to be printable ASCII other than '"' and '\\' (bytes 0x20-0x7F
   /// but 0x22 and 0x5C), which JSON writes as it is in every mode. Set by Document::str and
-  /// strUnchecked (which scan for it) and by the JSON parser (from its own scan of a string
-  /// without escapes; through strUnchecked for one with); false means not known.
+  /// strUnchecked (which scan for it) and by the JSON parser (from its scan of the string, and for
+  /// one with escapes from what they decode to); false means not known.
   bool isPlainAscii() const noexcept {
     return type_ == ValueType::Str && (aux_ & kPlainAscii) != 0;
   }
@@ -350,9 +350,9 @@ inline Value detail::ValueHints::plainAscii(Value v) noexcept {
 }
 
 inline Value detail::ValueHints::str(const char* p, std::uint32_t n, bool plain) noexcept {
-  static_assert(std::is_standard_layout_v<Value> && offsetof(Value, type_) == 0 &&
-                offsetof(Value, aux_) == 1 && offsetof(Value, size_) == 4 &&
-                std::endian::native == std::endian::little);
+  static_assert(std::is_trivially_copyable_v<Value> && std::is_standard_layout_v<Value> &&
+                offsetof(Value, type_) == 0 && offsetof(Value, aux_) == 1 &&
+                offsetof(Value, size_) == 4 && std::endian::native == std::endian::little);
   const std::uint64_t head = static_cast<std::uint64_t>(ValueType::Str) |
                              static_cast<std::uint64_t>(plain ? Value::kPlainAscii : 0) << 8 |
                              static_cast<std::uint64_t>(n) << 32;

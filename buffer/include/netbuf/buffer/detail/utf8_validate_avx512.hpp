@@ -4,9 +4,10 @@
 // parser's stage 1, which validates the whole input while it indexes it. Internal: callers carry
 // NETBUF_UTF8_AVX512_TARGET (or a superset) and run it only where utf8::activeIsa() is Avx512.
 //
-// Use: makeValidator() once; for each block, blockErrors(v, block, previous block) is the mask of
-// bytes where a sequence is seen to be ill-formed (a block of ASCII needs no call: it is an error
-// only when the previous block ended inside a sequence, which openAtEnd(v, previous) tells).
+// Use: makeValidator() once; for each block `input`, blockErrors(validator, input, prev) with
+// `prev` the block before it (zeros before the first) is the mask of bytes where a sequence is
+// seen to be ill-formed, and openAtEnd(validator, input) whether input ends inside a sequence. A
+// block of ASCII needs neither call: it is ill-formed only when the block before it ended open.
 #if defined(__x86_64__)
 
 // GCC 12's AVX-512 headers start many intrinsics from _mm512_undefined_*(), which its own

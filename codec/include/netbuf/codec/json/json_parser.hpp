@@ -86,8 +86,10 @@ class JsonParser {
   Engine engine_ = Engine::ByteAtATime;
   std::vector<std::uint32_t> structurals_;  // stage 1: token positions
   std::vector<std::uint64_t> blockBits_;    // stage 1: per-block quote/backslash masks
-  std::vector<Value> stack_;                // elements, or key/value pairs, of the open containers
-  std::vector<char> unescaped_;             // the string being unescaped
+  // Elements, or key/value pairs, of the open containers: the byte-at-a-time parse pushes and
+  // pops; the indexed one uses it as raw storage (its size is the capacity it has grown to).
+  std::vector<Value> stack_;
+  std::vector<char> unescaped_;  // the string being unescaped
   struct Frame {
     std::size_t start;  // stack_ index of the container's first element
     std::size_t open;   // offset of its '[' or '{'
