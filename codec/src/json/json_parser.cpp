@@ -30,8 +30,6 @@ struct JsonParseRun : detail::JsonLexer {
     }
   }
 
-  void push(Value v) { parser.stack_.push_back(v); }
-
   Value run();
   bool runIndexed(const std::uint32_t* idx, const std::uint64_t* bits, Value& out);
   [[gnu::always_inline]] inline Value indexedString(std::size_t open, const std::uint64_t* bits);
@@ -41,8 +39,6 @@ struct JsonParseRun : detail::JsonLexer {
                                                    const std::uint64_t* bits, Value& v);
   Value makeArray(const Value* first, std::size_t n);
   Value makeObject(const Value* first, std::size_t pairs, std::size_t open);
-  void openContainer(bool object);
-  void parseKey();
   Value parseString() {
     const detail::LexedString s = string(p, parser.unescaped_);
     if (s.unescaped) return doc.strUnchecked(s.text);
@@ -53,28 +49,8 @@ struct JsonParseRun : detail::JsonLexer {
   }
   Value parseNumber();
   Value parseLiteral();
-  Value closeArray();
-  Value closeObject();
   Value extendedType(const Member& m, const char* open);
 };
-
-void JsonParseRun::openContainer(bool object) {
-  auto& frames = parser.frames_;
-  checkDepth(p, frames.size());
-  frames.push_back({parser.stack_.size(), static_cast<std::size_t>(p - begin), object});
-  ++p;
-}
-
-void JsonParseRun::parseKey() {
-  // p is at the first byte after '{' or ',' plus whitespace.
-  if (p >= end || *p != '"') [[unlikely]]
-    failUnexpected(p, "'\"' starting an object key");
-  push(parseString());
-  skipWs();
-  if (p >= end || *p != ':') [[unlikely]]
-    failUnexpected(p, "':' after an object key");
-  ++p;
-}
 
 Value JsonParseRun::parseLiteral() {
   const char c = *p;
@@ -140,25 +116,6 @@ Value JsonParseRun::makeObject(const Value* first, std::size_t pairs, std::size_
   return Value::mapView({dst, pairs});
 }
 
-Value JsonParseRun::closeArray() {
-  auto& stack = parser.stack_;
-  const std::size_t start = parser.frames_.back().start;
-  const Value v = makeArray(stack.data() + start, stack.size() - start);
-  stack.resize(start);
-  parser.frames_.pop_back();
-  return v;
-}
-
-Value JsonParseRun::closeObject() {
-  auto& stack = parser.stack_;
-  const JsonParser::Frame& f = parser.frames_.back();
-  const std::size_t start = f.start;
-  const Value v = makeObject(stack.data() + start, (stack.size() - start) / 2, f.open);
-  stack.resize(start);
-  parser.frames_.pop_back();
-  return v;
-}
-
 Value JsonParseRun::extendedType(const Member& m, const char* open) {
   const std::string_view key = m.key.asStr();
   auto bad = [&](const char* why) {
@@ -203,85 +160,146 @@ Value JsonParseRun::extendedType(const Member& m, const char* open) {
   return Value::timestamp({a.asInt64(), static_cast<std::uint32_t>(b.asUInt64())});
 }
 
+// The open containers of a parse, kept in locals of run() and runIndexed(): their elements (or
+// key/value pairs) on a stack of Values, and a frame per container. The JsonParser's stack_ and
+// frames_ are the storage, used raw (their size is the capacity grown to, by doubling) and kept
+// across parses. Macros rather than a class: the pointers stay in registers through the loop.
+#define NETBUF_OPEN_CONTAINERS()                                 \
+  auto& stackStore = parser.stack_;                              \
+  auto& frameStore = parser.frames_;                             \
+  if (stackStore.size() < 256) stackStore.resize(256);           \
+  if (frameStore.size() < 32) frameStore.resize(32);             \
+  Value* stackBase = stackStore.data();                          \
+  Value* top = stackBase;                                        \
+  Value* stackEnd = stackBase + stackStore.size();               \
+  JsonParser::Frame* frames = frameStore.data();                 \
+  std::size_t depth = 0;                                         \
+  const auto growStack = [&] {                                   \
+    const auto used = static_cast<std::size_t>(top - stackBase); \
+    stackStore.resize(stackStore.size() * 2);                    \
+    stackBase = stackStore.data();                               \
+    top = stackBase + used;                                      \
+    stackEnd = stackBase + stackStore.size();                    \
+  };                                                             \
+  Value* first /* a closing container's first element */
+#define NETBUF_PUSH(value)            \
+  do {                                \
+    if (top == stackEnd) [[unlikely]] \
+      growStack();                    \
+    *top++ = (value);                 \
+  } while (0)
+// Opens a container whose bracket is at offset `at` (the depth limit is the caller's check).
+#define NETBUF_OPEN(at, isObject)                                                    \
+  do {                                                                               \
+    if (depth == frameStore.size()) [[unlikely]] {                                   \
+      frameStore.resize(depth * 2);                                                  \
+      frames = frameStore.data();                                                    \
+    }                                                                                \
+    frames[depth++] = {static_cast<std::size_t>(top - stackBase), (at), (isObject)}; \
+  } while (0)
+// v = the innermost container, closed; its elements leave the stack.
+#define NETBUF_CLOSE_OBJECT()                                                             \
+  do {                                                                                    \
+    first = stackBase + frames[--depth].start;                                            \
+    v = makeObject(first, static_cast<std::size_t>(top - first) / 2, frames[depth].open); \
+    top = first;                                                                          \
+  } while (0)
+#define NETBUF_CLOSE_ARRAY()                                     \
+  do {                                                           \
+    first = stackBase + frames[--depth].start;                   \
+    v = makeArray(first, static_cast<std::size_t>(top - first)); \
+    top = first;                                                 \
+  } while (0)
+
+// One state per place in the grammar, as in runIndexed(); every error is thrown where it is seen.
 Value JsonParseRun::run() {
   checkDocumentSize();
-  parser.stack_.clear();
-  parser.frames_.clear();
-  auto& frames = parser.frames_;
+  NETBUF_OPEN_CONTAINERS();
   Value v;
-  for (;;) {
-  value:
-    skipWs();
-    if (p >= end) failEnd(frames.empty() ? "(expected a JSON value)" : "(expected a value)");
-    switch (*p) {
-      case '{':
-        openContainer(true);
-        skipWs();
-        if (p < end && *p == '}') {
-          ++p;
-          v = closeObject();
-          break;
-        }
-        parseKey();
-        goto value;
-      case '[':
-        openContainer(false);
-        skipWs();
-        if (p < end && *p == ']') {
-          ++p;
-          v = closeArray();
-          break;
-        }
-        goto value;
-      case '"':
-        v = parseString();
-        break;
-      case 't':
-      case 'f':
-      case 'n':
-        v = parseLiteral();
-        break;
-      case '-':
-      case '0':
-      case '1':
-      case '2':
-      case '3':
-      case '4':
-      case '5':
-      case '6':
-      case '7':
-      case '8':
-      case '9':
-        v = parseNumber();
-        break;
-      default:
-        failUnexpected(p, "a JSON value");
-    }
-    // v is complete: add it to the enclosing container, closing containers as they end.
-    for (;;) {
-      if (frames.empty()) return v;
-      push(v);
+value:  // a value is expected (whitespace may come first)
+  skipWs();
+  if (p >= end) failEnd(depth == 0 ? "(expected a JSON value)" : "(expected a value)");
+  switch (*p) {
+    case '{':
+      checkDepth(p, depth);
+      NETBUF_OPEN(static_cast<std::size_t>(p - begin), true);
+      ++p;
       skipWs();
-      if (p >= end)
-        failEnd(frames.back().object ? "(expected ',' or '}')" : "(expected ',' or ']')");
-      const char c = *p;
-      const bool object = frames.back().object;
-      if (c == ',') {
+      if (p < end && *p == '}') {
         ++p;
-        if (object) {
-          skipWs();
-          parseKey();
-        }
-        goto value;
+        NETBUF_CLOSE_OBJECT();
+        goto valueDone;
       }
-      if (c == (object ? '}' : ']')) {
+      goto objectKey;
+    case '[':
+      checkDepth(p, depth);
+      NETBUF_OPEN(static_cast<std::size_t>(p - begin), false);
+      ++p;
+      skipWs();
+      if (p < end && *p == ']') {
         ++p;
-        v = object ? closeObject() : closeArray();
-        continue;
+        NETBUF_CLOSE_ARRAY();
+        goto valueDone;
       }
-      failUnexpected(p, object ? "',' or '}'" : "',' or ']'");
-    }
+      goto value;
+    case '"':
+      v = parseString();
+      goto valueDone;
+    case 't':
+    case 'f':
+    case 'n':
+      v = parseLiteral();
+      goto valueDone;
+    case '-':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9':
+      v = parseNumber();
+      goto valueDone;
+    default:
+      failUnexpected(p, "a JSON value");
   }
+objectKey:  // at the first byte after '{' or ',' and whitespace
+  if (p >= end || *p != '"') [[unlikely]]
+    failUnexpected(p, "'\"' starting an object key");
+  NETBUF_PUSH(parseString());
+  skipWs();
+  if (p >= end || *p != ':') [[unlikely]]
+    failUnexpected(p, "':' after an object key");
+  ++p;
+  goto value;
+valueDone:  // v is complete: add it to the enclosing container, closing containers as they end
+  if (depth == 0) return v;
+  NETBUF_PUSH(v);
+  skipWs();
+  if (frames[depth - 1].object) {
+    if (p >= end) failEnd("(expected ',' or '}')");
+    if (*p == ',') {
+      ++p;
+      skipWs();
+      goto objectKey;
+    }
+    if (*p != '}') failUnexpected(p, "',' or '}'");
+    ++p;
+    NETBUF_CLOSE_OBJECT();
+    goto valueDone;
+  }
+  if (p >= end) failEnd("(expected ',' or ']')");
+  if (*p == ',') {
+    ++p;
+    goto value;
+  }
+  if (*p != ']') failUnexpected(p, "',' or ']'");
+  ++p;
+  NETBUF_CLOSE_ARRAY();
+  goto valueDone;
 }
 
 namespace {
@@ -447,26 +465,10 @@ inline bool JsonParseRun::indexedScalar(char c, std::size_t pos, const std::uint
 // caller then runs run() for the exact error.
 bool JsonParseRun::runIndexed(const std::uint32_t* idx, const std::uint64_t* bits, Value& out) {
   const std::size_t n = static_cast<std::size_t>(end - begin);
-  auto& stackStore = parser.stack_;
-  auto& frameStore = parser.frames_;
-  if (stackStore.size() < 256) stackStore.resize(256);
-  if (frameStore.size() < 32) frameStore.resize(32);
-  Value* stackBase = stackStore.data();
-  Value* top = stackBase;
-  Value* stackEnd = stackBase + stackStore.size();
-  JsonParser::Frame* frames = frameStore.data();
-  std::size_t depth = 0;
-  const auto growStack = [&] {
-    const auto used = static_cast<std::size_t>(top - stackBase);
-    stackStore.resize(stackStore.size() * 2);
-    stackBase = stackStore.data();
-    top = stackBase + used;
-    stackEnd = stackBase + stackStore.size();
-  };
+  NETBUF_OPEN_CONTAINERS();
   std::size_t pos;
   char c;
   Value v;
-  Value* first;  // the closing container's first element
   // The next token (the sentinel, n, ends the input).
 #define NETBUF_NEXT_TOKEN()    \
   do {                         \
@@ -475,20 +477,11 @@ bool JsonParseRun::runIndexed(const std::uint32_t* idx, const std::uint64_t* bit
       return false;            \
     c = begin[pos];            \
   } while (0)
-#define NETBUF_PUSH(value)            \
-  do {                                \
-    if (top == stackEnd) [[unlikely]] \
-      growStack();                    \
-    *top++ = (value);                 \
-  } while (0)
-#define NETBUF_OPEN(isObject)                                                       \
-  do {                                                                              \
-    if (depth >= opt.maxDepth) return false;                                        \
-    if (depth == frameStore.size()) [[unlikely]] {                                  \
-      frameStore.resize(depth * 2);                                                 \
-      frames = frameStore.data();                                                   \
-    }                                                                               \
-    frames[depth++] = {static_cast<std::size_t>(top - stackBase), pos, (isObject)}; \
+// Opens a container at pos, within the depth limit.
+#define NETBUF_OPEN_AT_POS(isObject)         \
+  do {                                       \
+    if (depth >= opt.maxDepth) return false; \
+    NETBUF_OPEN(pos, isObject);              \
   } while (0)
 
   NETBUF_NEXT_TOKEN();
@@ -499,7 +492,7 @@ bool JsonParseRun::runIndexed(const std::uint32_t* idx, const std::uint64_t* bit
   return *idx >= n;  // nothing after the top-level value
 
 objectBegin:
-  NETBUF_OPEN(true);
+  NETBUF_OPEN_AT_POS(true);
   NETBUF_NEXT_TOKEN();
   if (c == '}') goto objectEnd;
 objectField:
@@ -520,13 +513,11 @@ objectContinue:
   }
   if (c != '}') return false;
 objectEnd:
-  first = stackBase + frames[--depth].start;
-  v = makeObject(first, static_cast<std::size_t>(top - first) / 2, frames[depth].open);
-  top = first;
+  NETBUF_CLOSE_OBJECT();
   goto scopeEnd;
 
 arrayBegin:
-  NETBUF_OPEN(false);
+  NETBUF_OPEN_AT_POS(false);
   NETBUF_NEXT_TOKEN();
   if (c == ']') goto arrayEnd;
 arrayValue:
@@ -542,9 +533,7 @@ arrayContinue:
   }
   if (c != ']') return false;
 arrayEnd:
-  first = stackBase + frames[--depth].start;
-  v = makeArray(first, static_cast<std::size_t>(top - first));
-  top = first;
+  NETBUF_CLOSE_ARRAY();
 
 scopeEnd:
   if (depth == 0) {
@@ -555,9 +544,14 @@ scopeEnd:
   if (frames[depth - 1].object) goto objectContinue;
   goto arrayContinue;
 #undef NETBUF_NEXT_TOKEN
+#undef NETBUF_OPEN_AT_POS
+}
+
+#undef NETBUF_OPEN_CONTAINERS
 #undef NETBUF_PUSH
 #undef NETBUF_OPEN
-}
+#undef NETBUF_CLOSE_OBJECT
+#undef NETBUF_CLOSE_ARRAY
 
 void JsonParser::parse(std::string_view text, Document& into) {
   // Scratch capacity beyond this is given back after each parse (success or error): one huge
