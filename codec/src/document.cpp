@@ -93,21 +93,6 @@ void freeBlock(void* raw, std::size_t size) noexcept {
   deleteBlock(raw);
 }
 
-/// Whether every byte of [p, p + n) is in 0x20..0x7F and none is '"' or '\\' (the condition of
-/// Value::isPlainAscii()): the JSON writer's own byte tests, eight bytes at a time.
-bool plainAsciiText(const char* p, std::size_t n) noexcept {
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    std::uint64_t x;
-    std::memcpy(&x, p + i, 8);
-    if (detail::specialBytes(x) != 0) return false;
-  }
-  for (; i < n; ++i) {
-    if (!detail::kPlainByte.v[static_cast<unsigned char>(p[i])]) return false;
-  }
-  return true;
-}
-
 /// Whether a Str key is valid UTF-8: not flagged invalid, and either known plain ASCII or
 /// validated now.
 bool validUtf8Key(const Value& key) noexcept {
@@ -263,7 +248,7 @@ void Document::keepAlive(ByteBuf buf) {
 
 Value Document::str(std::string_view text) {
   // Plain ASCII is valid UTF-8: one scan for the common case, the validation only for the rest.
-  const bool plain = plainAsciiText(text.data(), text.size());
+  const bool plain = detail::plainAsciiText(text.data(), text.size());
   if (!plain) {
     const std::size_t bad =
         utf8::firstInvalidUtf8(reinterpret_cast<const std::byte*>(text.data()), text.size());
@@ -275,7 +260,8 @@ Value Document::str(std::string_view text) {
 }
 
 Value Document::strUnchecked(std::string_view text, bool invalidUtf8) {
-  return copiedStr(text, invalidUtf8, !invalidUtf8 && plainAsciiText(text.data(), text.size()));
+  return copiedStr(text, invalidUtf8,
+                   !invalidUtf8 && detail::plainAsciiText(text.data(), text.size()));
 }
 
 Value Document::copiedStr(std::string_view text, bool invalidUtf8, bool plainAscii) {

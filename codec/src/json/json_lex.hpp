@@ -202,20 +202,46 @@ struct JsonLexer {
   /// allowEscapes false a string with escapes is a TypeMismatch (the reader's view-only read).
   template <class Out>
   LexedString string(const char*& p, Out& scratch, bool allowEscapes = true) const {
-    const char* open = p;
-    const char* body = p + 1;
+    LexedString s;
+    const char* q;
     unsigned high = 0;
-    const char* q = scanStringBody(body, end, high);
+    if (plainString(p, s, q, high)) [[likely]]
+      return s;
+    const char* open = p;
+    if (!allowEscapes && q < end && *q == '\\') failEscapedView(open);
+    p = unescape(open, open + 1, q, high, scratch) + 1;
+    return {std::string_view(scratch.data(), scratch.size()), true, false};
+  }
+
+  /// string()'s first step: scans the string token whose opening quote is at p. When it closes
+  /// with no escape, sets out (a view of the input), moves p past it and returns true. Otherwise
+  /// returns false, p unchanged, with q and high where the scan stopped (a backslash, a control
+  /// byte or the end) for unescape().
+  bool plainString(const char*& p, LexedString& out, const char*& q, unsigned& high) const {
+    const char* body = p + 1;
+    q = scanStringBody(body, end, high);
     if (q < end && *q == '"') [[likely]] {
       const auto n = static_cast<std::size_t>(q - body);
-      checkStringLength(open, n);
+      checkStringLength(p, n);
       if (high & 0x80) validateUtf8(body, n);
       p = q + 1;
-      return {std::string_view(body, n), false, (high & 0x80) == 0};
+      out = {std::string_view(body, n), false, (high & 0x80) == 0};
+      return true;
     }
-    if (!allowEscapes && q < end && *q == '\\') failEscapedView(open);
-    p = unescape(open, body, q, high, scratch) + 1;
-    return {std::string_view(scratch.data(), scratch.size()), true, false};
+    return false;
+  }
+
+  /// The closing quote of a string whose body has a backslash at q, found without decoding (an
+  /// escape is skipped as two bytes); nullptr when a control byte or the end of the input comes
+  /// first, or a backslash ends the input: the string is malformed, and unescape() says how.
+  const char* closingQuote(const char* q) const noexcept {
+    unsigned high = 0;
+    for (;;) {
+      if (q >= end) return nullptr;
+      if (*q == '"') return q;
+      if (*q != '\\' || end - q < 2) return nullptr;
+      q = scanStringBody(q + 2, end, high);
+    }
   }
 
   /// The string at `open` whose body starts at `body`, scanned up to q (a backslash, a control

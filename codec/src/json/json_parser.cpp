@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <netbuf/codec/json/detail/json_short_string.hpp>
+
 #include "json_internal.hpp"
 #include "json_lex.hpp"
 #include "json_structural_index.hpp"
@@ -39,21 +41,88 @@ struct JsonParseRun : detail::JsonLexer {
                                                    const std::uint64_t* bits, Value& v);
   Value makeArray(const Value* first, std::size_t n);
   Value makeObject(const Value* first, std::size_t pairs, std::size_t open);
-  Value parseString() {
-    const detail::LexedString s = string(p, parser.unescaped_);
-    if (s.unescaped) return doc.strUnchecked(s.text);
-    // Without escapes and non-ASCII bytes the text is plain ASCII: the scan stopped at the
-    // closing quote, so it holds no '"', '\\' or control byte.
-    return s.plainAscii ? detail::ValueHints::plainAscii(Value::strView(s.text))
-                        : Value::strView(s.text);
-  }
+  Value parseString();
   Value parseNumber();
   Value parseLiteral();
   Value extendedType(const Member& m, const char* open);
 };
 
+namespace {
+
+/// The lexer's unescape() and unescapeOne() output: bytes written from `start` on, at d (the
+/// caller has made room: decoding never lengthens a string's text).
+struct RawOut {
+  char* start;
+  char* d;
+  void clear() noexcept { d = start; }
+  char* data() const noexcept { return start; }
+  char* end() const noexcept { return d; }
+  std::size_t size() const noexcept { return static_cast<std::size_t>(d - start); }
+  void push_back(char c) noexcept { *d++ = c; }
+  void insert(char*, const char* first, const char* last) noexcept {
+    std::memcpy(d, first, static_cast<std::size_t>(last - first));
+    d += last - first;
+  }
+};
+
+/// Whether the 4 bytes at `at` are w (without its terminator).
+inline bool matchesWord4(const char* at, const char (&w)[5]) noexcept {
+  std::uint32_t a;
+  std::uint32_t b;
+  std::memcpy(&a, at, 4);
+  std::memcpy(&b, w, 4);
+  return a == b;
+}
+
+/// A Str Value viewing [s, s + n) with the plain-ASCII hint when `plain`.
+inline Value strValue(const char* s, std::size_t n, bool plain) {
+  if (n > UINT32_MAX) [[unlikely]]
+    return Value::strView({s, n});  // throws: too long for a Value
+  return detail::ValueHints::str(s, static_cast<std::uint32_t>(n), plain);
+}
+
+}  // namespace
+
+Value JsonParseRun::parseString() {
+  detail::LexedString s;
+  const char* q;
+  unsigned high = 0;
+  // Without escapes and non-ASCII bytes the text is plain ASCII: the scan stopped at the closing
+  // quote, so it holds no '"', '\\' or control byte.
+  if (plainString(p, s, q, high)) [[likely]]
+    return strValue(s.text.data(), s.text.size(), s.plainAscii);
+  const char* close = q < end && *q == '\\' ? closingQuote(q) : nullptr;
+  if (close == nullptr) {
+    // Malformed: the lexer's own pass reports it (its scratch holds what it decoded).
+    s = string(p, parser.unescaped_);
+    return doc.strUnchecked(s.text);
+  }
+  // Decoded straight into the arena by the lexer's unescape(): the same checks, in the same
+  // order, so the same errors as any other use of it.
+  const char* open = p;
+  char* dst =
+      reinterpret_cast<char*>(doc.allocateBytes(static_cast<std::size_t>(close - open - 1)));
+  RawOut out{dst, dst};
+  p = unescape(open, open + 1, q, high, out) + 1;
+  return strValue(dst, out.size(), detail::plainAsciiText(dst, out.size()));
+}
+
 Value JsonParseRun::parseLiteral() {
   const char c = *p;
+  const auto left = end - p;
+  if (c == 't' && left >= 4 && matchesWord4(p, "true")) {
+    p += 4;
+    return Value::boolean(true);
+  }
+  if (c == 'n' && left >= 4 && matchesWord4(p, "null")) {
+    p += 4;
+    return Value::nil();
+  }
+  if (c == 'f' && left >= 5 && matchesWord4(p + 1, "alse")) {
+    p += 5;
+    return Value::boolean(false);
+  }
+  // Not a whole literal: expectLiteral throws the lexer's error.
   const std::string_view word = c == 't' ? "true" : c == 'f' ? "false" : "null";
   expectLiteral(p, word);
   p += word.size();
@@ -348,21 +417,6 @@ inline Value JsonParseRun::indexedString(std::size_t open, const std::uint64_t* 
   return indexedEscapedString(open, close, (special & ~backslash) != 0, bits);
 }
 
-namespace {
-
-/// unescapeOne's output: raw bytes at d (the caller has made room).
-struct RawOut {
-  char* d;
-  char* end() const noexcept { return d; }
-  void push_back(char c) noexcept { *d++ = c; }
-  void insert(char*, const char* first, const char* last) noexcept {
-    std::memcpy(d, first, static_cast<std::size_t>(last - first));
-    d += last - first;
-  }
-};
-
-}  // namespace
-
 // A string with escapes, its closing quote at `close` (stage 1 found it); `high`: a byte above 0x7F
 // lies in it. Decoded straight into the arena: decoding never lengthens the text (an escape of 2,
 // 6 or 12 bytes gives 1, at most 3, or 4), so the raw length is room enough. Plain runs are
@@ -377,7 +431,7 @@ Value JsonParseRun::indexedEscapedString(std::size_t open, std::size_t close, bo
   // exactly when each plain run is.
   if (high && !utf8Validated) validateUtf8(body, raw);
   char* const dst = reinterpret_cast<char*>(doc.allocateBytes(raw));
-  RawOut out{dst};
+  RawOut out{dst, dst};
   bool plain = !high;  // every byte so far in 0x20..0x7F and not '"' or '\\'
   // The backslashes come from stage 1's masks, block by block; one that an escape consumed (the
   // second of "\\\\") lies before `seg` and is passed over.
@@ -413,13 +467,7 @@ done:
 inline bool JsonParseRun::indexedScalar(char c, std::size_t pos, const std::uint64_t* bits,
                                         Value& v) {
   const std::size_t n = static_cast<std::size_t>(end - begin);
-  auto word4 = [&](std::size_t at, const char(&w)[5]) {
-    std::uint32_t a;
-    std::uint32_t b;
-    std::memcpy(&a, begin + at, 4);
-    std::memcpy(&b, w, 4);
-    return a == b;
-  };
+
   // A literal or number ends at the input's end or at a byte that may follow it.
   auto ended = [&](std::size_t at) {
     return at >= n || kEndsToken[static_cast<unsigned char>(begin[at])];
@@ -430,13 +478,13 @@ inline bool JsonParseRun::indexedScalar(char c, std::size_t pos, const std::uint
       return true;
     case 't':
       v = Value::boolean(true);
-      return n - pos >= 4 && word4(pos, "true") && ended(pos + 4);
+      return n - pos >= 4 && matchesWord4(begin + pos, "true") && ended(pos + 4);
     case 'f':
       v = Value::boolean(false);
-      return n - pos >= 5 && word4(pos + 1, "alse") && ended(pos + 5);
+      return n - pos >= 5 && matchesWord4(begin + pos + 1, "alse") && ended(pos + 5);
     case 'n':
       v = Value::nil();
-      return n - pos >= 4 && word4(pos, "null") && ended(pos + 4);
+      return n - pos >= 4 && matchesWord4(begin + pos, "null") && ended(pos + 4);
     case '-':
     case '0':
     case '1':

@@ -40,6 +40,21 @@ NETBUF_JSON_INLINE U specialBytes(U x) noexcept {
   return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) | x) & (ones * 0x80);
 }
 
+/// Whether every byte of [p, p + n) is in 0x20..0x7F and none is '"' or '\\' (the condition of
+/// Value::isPlainAscii()): the JSON writer's own byte tests, eight bytes at a time.
+inline bool plainAsciiText(const char* p, std::size_t n) noexcept {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t x;
+    std::memcpy(&x, p + i, 8);
+    if (specialBytes(x) != 0) return false;
+  }
+  for (; i < n; ++i) {
+    if (!kPlainByte.v[static_cast<unsigned char>(p[i])]) return false;
+  }
+  return true;
+}
+
 /// copyPlainShort for sizeof(U) <= n <= 2 * sizeof(U): two overlapping word loads and stores.
 template <class U>
 NETBUF_JSON_INLINE bool copyTwoWords(const char* r, std::size_t n, char* w) noexcept {
