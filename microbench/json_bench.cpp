@@ -19,8 +19,10 @@
 //            netbuf/write (compact), rapidjson/writer, nlohmann/dump
 //   <doc>/parse     three documents parsed into a DOM: twitter (above), numbers (~1 MB of GeoJSON-
 //            like coordinates and integers) and strings (~1.2 MB of long mixed-script text):
-//              netbuf           json::parse into a Document cleared per call (the default engine;
-//                               strings without escapes are views)
+//              netbuf           json::parse into a Document cleared per call (the default engine,
+//                               Auto: indexed for documents this size; strings without escapes
+//                               are views)
+//              netbuf_byte      the same with JsonParser::Engine::ByteAtATime
 //              netbuf_indexed   the same with JsonParser::Engine::Indexed (stage 1 with the CPU's
 //                               widest tier; netbuf_indexed_avx2 pins AVX2)
 //              simdjson_dom     one dom::parser reused, padded input prepared once (simdjson's
@@ -344,15 +346,16 @@ void BM_Parse_Netbuf(benchmark::State& state, int which) {
   state.counters["doc_bytes"] = static_cast<double>(text.size());
 }
 
-/// The indexed engine (JsonParser::Engine::Indexed: a structural index 64 bytes at a time, then a
-/// walk over it).
-void BM_Parse_NetbufIndexed(benchmark::State& state, int which, utf8::Isa isa) {
+/// One engine of JsonParser: ByteAtATime, or Indexed (a structural index 64 bytes at a time, then
+/// a walk over it) with the instruction-set tier stage 1 (and UTF-8 validation) uses, clamped to
+/// what the CPU has.
+void BM_Parse_NetbufEngine(benchmark::State& state, int which, JsonParser::Engine engine,
+                           utf8::Isa isa) {
   const std::string& text = parseText(which);
-  // The instruction-set tier stage 1 (and UTF-8 validation) uses, clamped to what the CPU has.
   utf8::forceIsa(isa);
   state.SetLabel(utf8::isaName(utf8::activeIsa()));
   JsonParser parser;
-  parser.setEngine(JsonParser::Engine::Indexed);
+  parser.setEngine(engine);
   Document doc;
   for (auto _ : state) {
     doc.clear();
@@ -405,8 +408,9 @@ const int kParseRegistered = [] {
                                    [=](benchmark::State& st) { fn(st, d, args...); });
     };
     add("netbuf", BM_Parse_Netbuf);
-    add("netbuf_indexed", BM_Parse_NetbufIndexed, utf8::Isa::Avx512);
-    add("netbuf_indexed_avx2", BM_Parse_NetbufIndexed, utf8::Isa::Avx2);
+    add("netbuf_byte", BM_Parse_NetbufEngine, JsonParser::Engine::ByteAtATime, utf8::Isa::Avx512);
+    add("netbuf_indexed", BM_Parse_NetbufEngine, JsonParser::Engine::Indexed, utf8::Isa::Avx512);
+    add("netbuf_indexed_avx2", BM_Parse_NetbufEngine, JsonParser::Engine::Indexed, utf8::Isa::Avx2);
     add("simdjson_dom", BM_Parse_Simdjson);
     add("rapidjson_dom", BM_Parse_RapidJson);
     add("nlohmann", BM_Parse_Nlohmann);

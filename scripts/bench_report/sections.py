@@ -327,14 +327,14 @@ JSON_PARSE = Chart(
     title="JSON parsing into a DOM: twitter-like 565 KB, numbers 1 MB, strings 1.2 MB",
     source="json_bench",
     series=[
-        Series("netbuf", "netbuf (default engine)", True),
-        Series("indexed", "netbuf indexed engine", True),
+        Series("netbuf", "netbuf (default engine: Auto, indexed here)", True),
+        Series("byte", "netbuf byte-at-a-time engine", True),
         Series("simdjson", "simdjson 3.0.1 DOM", False),
         Series("rapidjson", "RapidJSON 1.1 DOM", False),
     ],
     groups=[
         Group(f"{doc}\nparse", {
-            "netbuf": f"{doc}/parse/netbuf", "indexed": f"{doc}/parse/netbuf_indexed",
+            "netbuf": f"{doc}/parse/netbuf", "byte": f"{doc}/parse/netbuf_byte",
             "simdjson": f"{doc}/parse/simdjson_dom", "rapidjson": f"{doc}/parse/rapidjson_dom"})
         for doc in ("twitter", "numbers", "strings")
     ],

@@ -65,12 +65,17 @@ bool sameTree(const Value& a, const Value& b) {
 
 const utf8::Isa kTiers[] = {utf8::Isa::Scalar, utf8::Isa::Sse2, utf8::Isa::Avx2, utf8::Isa::Avx512};
 
-/// Indexed and ByteAtATime agree exactly; IndexedOnly agrees on the verdict and the document.
+/// Indexed and Auto agree exactly with ByteAtATime; IndexedOnly agrees on the verdict and the
+/// document.
 void checkAgree(std::string_view text, const JsonParseOptions& options = {}) {
   const Outcome ref = parseWith(JsonParser::Engine::ByteAtATime, text, options);
   for (const utf8::Isa isa : kTiers) {
     utf8::forceIsa(isa);
     const Outcome idx = parseWith(JsonParser::Engine::Indexed, text, options);
+    const Outcome autoPick = parseWith(JsonParser::Engine::Auto, text, options);
+    CHECK(autoPick.ok == ref.ok);
+    if (ref.ok && autoPick.ok) CHECK(sameTree(autoPick.doc.root(), ref.doc.root()));
+    if (!ref.ok) CHECK(autoPick.what == ref.what);
     const Outcome only = parseWith(JsonParser::Engine::IndexedOnly, text, options);
     utf8::resetIsa();
     CAPTURE(utf8::isaName(isa));
@@ -328,6 +333,26 @@ TEST_CASE("engines agree on seeded random documents, valid and edited, under var
     }
     CAPTURE(gen.out);
     checkAgree(gen.out, o);
+  }
+}
+
+TEST_CASE("Auto is the default and switches engines at kAutoIndexedMinBytes") {
+  CHECK(JsonParser().engine() == JsonParser::Engine::Auto);
+  // The same document padded to just below, at and above the threshold, valid and then broken
+  // inside a string and at the end: every outcome equals the byte-at-a-time parser's.
+  const std::string body = R"({"k":["a\"b",1.5e3,true,null,"caf)"
+                           "\xc3\xa9"
+                           R"("]})";
+  for (const std::size_t size :
+       {JsonParser::kAutoIndexedMinBytes - 1, JsonParser::kAutoIndexedMinBytes,
+        JsonParser::kAutoIndexedMinBytes + 1}) {
+    const std::string text = body + std::string(size - body.size(), ' ');
+    REQUIRE(text.size() == size);
+    checkAgree(text);
+    std::string broken = text;
+    broken[7] = '\x01';  // a control byte inside the first string
+    checkAgree(broken);
+    checkAgree(text.substr(0, body.size() - 1) + std::string(size - body.size() + 1, ' '));
   }
 }
 

@@ -621,7 +621,9 @@ void JsonParser::parse(std::string_view text, Document& into) {
     }
   } shrink{*this};
   JsonParseRun r{{text.data(), text.data() + text.size(), options_}, text.data(), into, *this};
-  if (engine_ != Engine::ByteAtATime && text.size() < (std::uint64_t{1} << 32)) {
+  const bool indexed = engine_ == Engine::Auto ? text.size() >= kAutoIndexedMinBytes
+                                               : engine_ != Engine::ByteAtATime;
+  if (indexed && text.size() < (std::uint64_t{1} << 32)) {
     bool accepted = false;
     Value root;
     try {

@@ -55,14 +55,19 @@ namespace netbuf {
 
 class JsonParser {
  public:
-  /// Which parser runs. ByteAtATime (the default): one pass over the text, token by token.
-  /// Indexed: a first pass finds every token's position 64 bytes at a time (AVX-512 or AVX2 where
-  /// the CPU has them, portable code elsewhere), a second builds the Document from those
-  /// positions; on any error the byte-at-a-time parser runs over the text again, so errors (code,
-  /// detail, offset) are exactly its. Both build the same Document (docs/json.md compares their
-  /// speed). IndexedOnly: Indexed without the second try, an error reported as the indexed parser
-  /// found it (possibly a plain Syntax error at offset 0): for differential tests only.
-  enum class Engine : std::uint8_t { ByteAtATime, Indexed, IndexedOnly };
+  /// Which parser runs. ByteAtATime: one pass over the text, token by token. Indexed: a first
+  /// pass finds every token's position 64 bytes at a time (AVX-512 or AVX2 where the CPU has
+  /// them, portable code elsewhere), a second builds the Document from those positions; on any
+  /// error the byte-at-a-time parser runs over the text again, so errors (code, detail, offset)
+  /// are exactly its. Both build the same Document. Auto (the default): Indexed for texts of
+  /// kAutoIndexedMinBytes and more, ByteAtATime for shorter ones, where the first pass costs more
+  /// than it saves (docs/json.md has the measurements). IndexedOnly: Indexed without the second
+  /// try, an error reported as the indexed parser found it (possibly a plain Syntax error at
+  /// offset 0): for differential tests only.
+  enum class Engine : std::uint8_t { Auto, ByteAtATime, Indexed, IndexedOnly };
+  /// Auto's threshold: the measured crossover for documents of mostly strings (162 bytes: byte at
+  /// a time 1.27x faster; 443 bytes: indexed 1.25x faster).
+  static constexpr std::size_t kAutoIndexedMinBytes = 256;
 
   explicit JsonParser(const JsonParseOptions& options = {}) : options_(options) {}
 
@@ -83,7 +88,7 @@ class JsonParser {
  private:
   friend struct JsonParseRun;
   JsonParseOptions options_;
-  Engine engine_ = Engine::ByteAtATime;
+  Engine engine_ = Engine::Auto;
   std::vector<std::uint32_t> structurals_;  // stage 1: token positions
   std::vector<std::uint64_t> blockBits_;    // stage 1: per-block quote/backslash masks
   // Elements, or key/value pairs, of the open containers: the byte-at-a-time parse pushes and
