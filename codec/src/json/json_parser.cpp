@@ -525,6 +525,15 @@ bool JsonParseRun::runIndexed(const std::uint32_t* idx, const std::uint64_t* bit
       return false;            \
     c = begin[pos];            \
   } while (0)
+// Lexes the scalar at pos straight onto the stack: a Value held in a local across the paths that
+// make one is split into its fields and put back together with partial-register writes.
+#define NETBUF_PUSH_SCALAR()                              \
+  do {                                                    \
+    if (top == stackEnd) [[unlikely]]                     \
+      growStack();                                        \
+    if (!indexedScalar(c, pos, bits, *top)) return false; \
+    ++top;                                                \
+  } while (0)
 // Opens a container at pos, within the depth limit.
 #define NETBUF_OPEN_AT_POS(isObject)         \
   do {                                       \
@@ -551,8 +560,7 @@ objectField:
   NETBUF_NEXT_TOKEN();
   if (c == '{') goto objectBegin;
   if (c == '[') goto arrayBegin;
-  if (!indexedScalar(c, pos, bits, v)) return false;
-  NETBUF_PUSH(v);
+  NETBUF_PUSH_SCALAR();
 objectContinue:
   NETBUF_NEXT_TOKEN();
   if (c == ',') {
@@ -571,8 +579,7 @@ arrayBegin:
 arrayValue:
   if (c == '{') goto objectBegin;
   if (c == '[') goto arrayBegin;
-  if (!indexedScalar(c, pos, bits, v)) return false;
-  NETBUF_PUSH(v);
+  NETBUF_PUSH_SCALAR();
 arrayContinue:
   NETBUF_NEXT_TOKEN();
   if (c == ',') {
@@ -592,6 +599,7 @@ scopeEnd:
   if (frames[depth - 1].object) goto objectContinue;
   goto arrayContinue;
 #undef NETBUF_NEXT_TOKEN
+#undef NETBUF_PUSH_SCALAR
 #undef NETBUF_OPEN_AT_POS
 }
 
