@@ -17,22 +17,11 @@
 
 #if defined(__x86_64__)
 
-// GCC 12's AVX-512 headers start many intrinsics from _mm512_undefined_*(), which its own
-// -Wuninitialized then reports at every inlined use (GCC bug 105593); the values are never read.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+// (<immintrin.h> comes through the validator's header, with the pragmas GCC 12 needs around it.)
+#include <netbuf/buffer/detail/utf8_validate_avx512.hpp>
 
 #include <algorithm>
 #include <array>
-
-#include <netbuf/buffer/detail/utf8_validate_avx512.hpp>
 
 #include "utf8_internal.hpp"
 
