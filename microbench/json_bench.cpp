@@ -22,8 +22,8 @@
 //            small ones: rpc (an 84-byte JSON-RPC request), status (twitter's first status, ~1.9
 //            KB) and coords (the first 20 points of numbers, ~830 bytes; no avx2 or nlohmann rows):
 //              netbuf           json::parse into a Document cleared per call (the default engine,
-//                               Auto: indexed for documents this size; strings without escapes
-//                               are views)
+//                               Auto: indexed from 256 bytes, so for all but rpc; strings
+//                               without escapes are views)
 //              netbuf_byte      the same with JsonParser::Engine::ByteAtATime
 //              netbuf_indexed   the same with JsonParser::Engine::Indexed (stage 1 with the CPU's
 //                               widest tier; netbuf_indexed_avx2 pins AVX2)
@@ -330,7 +330,6 @@ const std::string& stringsText() {
   return *text;
 }
 
-/// The three parse documents, by benchmark argument.
 /// Small documents, where a parse's fixed costs show: a JSON-RPC request (84 bytes), the twitter
 /// document's first status (~1.9 KB, written compactly by netbuf) and the first 20 points of the
 /// numbers document (~830 bytes).
@@ -359,6 +358,7 @@ const std::string& coordsText() {
   return text;
 }
 
+/// The parse documents, by benchmark argument.
 const std::string& parseText(std::int64_t which) {
   switch (which) {
     case 0:

@@ -75,7 +75,11 @@ void checkAgree(std::string_view text, const JsonParseOptions& options = {}) {
     const Outcome autoPick = parseWith(JsonParser::Engine::Auto, text, options);
     CHECK(autoPick.ok == ref.ok);
     if (ref.ok && autoPick.ok) CHECK(sameTree(autoPick.doc.root(), ref.doc.root()));
-    if (!ref.ok) CHECK(autoPick.what == ref.what);
+    if (!ref.ok) {
+      CHECK(autoPick.code == ref.code);
+      CHECK(autoPick.offset == ref.offset);
+      CHECK(autoPick.what == ref.what);
+    }
     const Outcome only = parseWith(JsonParser::Engine::IndexedOnly, text, options);
     utf8::resetIsa();
     CAPTURE(utf8::isaName(isa));
@@ -350,9 +354,27 @@ TEST_CASE("Auto is the default and switches engines at kAutoIndexedMinBytes") {
     REQUIRE(text.size() == size);
     checkAgree(text);
     std::string broken = text;
-    broken[7] = '\x01';  // a control byte inside the first string
+    broken[7] = '\x01';  // a control byte inside the first string, before its escape
     checkAgree(broken);
-    checkAgree(text.substr(0, body.size() - 1) + std::string(size - body.size() + 1, ' '));
+    broken = text;
+    broken[10] = '\x01';  // after the escape
+    checkAgree(broken);
+    broken = text;
+    broken[9] = 'q';  // an invalid escape, "\q", in a string that is closed
+    checkAgree(broken);
+    // Which engine ran shows in the arena after an error at the end: an indexed run that fails
+    // leaves what it built there, and the byte-at-a-time rerun builds it again.
+    const std::string open =
+        text.substr(0, body.size() - 1) + std::string(size - body.size() + 1, ' ');
+    checkAgree(open);
+    const Outcome byte = parseWith(JsonParser::Engine::ByteAtATime, open, {});
+    const Outcome autoPick = parseWith(JsonParser::Engine::Auto, open, {});
+    REQUIRE_FALSE(byte.ok);
+    if (size < JsonParser::kAutoIndexedMinBytes) {
+      CHECK(autoPick.doc.arenaUsed() == byte.doc.arenaUsed());
+    } else {
+      CHECK(autoPick.doc.arenaUsed() > byte.doc.arenaUsed());
+    }
   }
 }
 

@@ -92,8 +92,9 @@ Value JsonParseRun::parseString() {
   if (plainString(p, s, q, high)) [[likely]]
     return strValue(s.text.data(), s.text.size(), s.plainAscii);
   const char* close = q < end && *q == '\\' ? closingQuote(q) : nullptr;
-  if (close == nullptr) {
-    // Malformed: the lexer's own pass reports it (its scratch holds what it decoded).
+  if (close == nullptr || static_cast<std::size_t>(close - p - 1) > opt.maxStringLength) {
+    // Malformed, or perhaps too long: the lexer's own pass into its scratch reports it (and a
+    // string over the limit takes no arena room before it does).
     s = string(p, parser.unescaped_);
     return doc.strUnchecked(s.text);
   }
@@ -427,6 +428,11 @@ Value JsonParseRun::indexedEscapedString(std::size_t open, std::size_t close, bo
   const char* body = begin + open + 1;
   const char* stop = begin + close;
   const auto raw = static_cast<std::size_t>(stop - body);
+  if (raw > opt.maxStringLength) {
+    // Perhaps too long once decoded: the byte-at-a-time path decodes it in its scratch first.
+    p = begin + open;
+    return parseString();
+  }
   // Escapes are ASCII, so a multi-byte character never spans one: the raw text is valid UTF-8
   // exactly when each plain run is.
   if (high && !utf8Validated) validateUtf8(body, raw);

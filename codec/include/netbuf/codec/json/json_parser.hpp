@@ -64,9 +64,10 @@ class JsonParser {
   /// than it saves (docs/json.md has the measurements). IndexedOnly: Indexed without the second
   /// try, an error reported as the indexed parser found it (possibly a plain Syntax error at
   /// offset 0): for differential tests only.
-  enum class Engine : std::uint8_t { Auto, ByteAtATime, Indexed, IndexedOnly };
-  /// Auto's threshold: the measured crossover for documents of mostly strings (84 bytes: byte at
-  /// a time 1.1x faster; 162 bytes: even; 443 bytes: indexed 1.45x faster).
+  enum class Engine : std::uint8_t { ByteAtATime, Indexed, IndexedOnly, Auto };
+  /// Auto's threshold: the measured crossover for documents of mostly strings (parts of
+  /// json_bench's twitter document: 84 bytes, byte at a time 1.1x faster; 162 bytes, even; 443
+  /// bytes, indexed 1.45x faster).
   static constexpr std::size_t kAutoIndexedMinBytes = 256;
 
   explicit JsonParser(const JsonParseOptions& options = {}) : options_(options) {}
@@ -91,8 +92,8 @@ class JsonParser {
   Engine engine_ = Engine::Auto;
   std::vector<std::uint32_t> structurals_;  // stage 1: token positions
   std::vector<std::uint64_t> blockBits_;    // stage 1: per-block quote/backslash masks
-  // Elements, or key/value pairs, of the open containers: the byte-at-a-time parse pushes and
-  // pops; the indexed one uses it as raw storage (its size is the capacity it has grown to).
+  // Elements, or key/value pairs, of the open containers, in both engines used as raw storage
+  // (its size is the capacity it has grown to).
   std::vector<Value> stack_;
   std::vector<char> unescaped_;  // the string being unescaped
   struct Frame {
