@@ -378,6 +378,20 @@ TEST_CASE("Auto is the default and switches engines at kAutoIndexedMinBytes") {
   }
 }
 
+TEST_CASE("engines agree on a string whose non-ASCII bytes and backslashes share bit positions") {
+  // A string over two blocks: 'é' (or two stray continuation bytes) at offsets o, o + 1 and an
+  // escaped backslash 64 bytes later, at the same bits of the next block. Only the escape and
+  // those bytes are special, so a check that mixes the blocks' masks sees no byte above 0x7F: the
+  // plain-ASCII hint (valid text) or the UTF-8 check (ill-formed text) would go wrong.
+  for (const char* high : {"\xc3\xa9", "\x82\x82"}) {
+    const std::string body = std::string("[\"") + high + std::string(62, 'a') + "\\\\\"]";
+    for (std::size_t pad = 0; pad < 64; ++pad) {
+      CAPTURE(pad);
+      checkAgree(std::string(pad, ' ') + body);
+    }
+  }
+}
+
 TEST_CASE("engines agree on wide and deep containers") {
   // Wide: more pending values than the indexed engine's first stack (256 Values) and containers
   // of more than 32 elements (copied by memcpy rather than 16-byte moves). Deep: more open

@@ -386,18 +386,24 @@ constexpr std::array<bool, 256> kEndsToken = [] {
 
 inline Value JsonParseRun::indexedString(std::size_t open, const std::uint64_t* bits) {
   // One pass over the string's blocks: its closing quote (the next unescaped quote), and whether
-  // a backslash or a byte above 0x7F comes before it.
+  // a backslash or a byte above 0x7F comes before it. (The masks of different blocks are ORed
+  // together, so only whether each is zero means anything: a byte above 0x7F is told from a
+  // backslash within its own block.)
   std::size_t k = (open + 1) >> 6;
   std::uint64_t from = ~std::uint64_t{0} << ((open + 1) & 63);
   std::uint64_t special = 0;
   std::uint64_t backslash = 0;
+  std::uint64_t high = 0;
   std::uint64_t quote;
   for (;;) {
     const std::uint64_t* w = bits + k * detail::kWordsPerBlock;
     quote = w[detail::kQuoteWord] & from;
     const std::uint64_t before = quote == 0 ? from : (quote & (0 - quote)) - 1;
-    special |= w[detail::kSpecialWord] & from & before;
-    backslash |= w[detail::kBackslashWord] & from & before;
+    const std::uint64_t blockSpecial = w[detail::kSpecialWord] & from & before;
+    const std::uint64_t blockBackslash = w[detail::kBackslashWord] & from & before;
+    special |= blockSpecial;
+    backslash |= blockBackslash;
+    high |= blockSpecial & ~blockBackslash;
     if (quote != 0) break;
     from = ~std::uint64_t{0};
     ++k;
@@ -415,7 +421,7 @@ inline Value JsonParseRun::indexedString(std::size_t open, const std::uint64_t* 
     if (!utf8Validated) validateUtf8(body, n);
     return detail::ValueHints::str(body, static_cast<std::uint32_t>(n), false);
   }
-  return indexedEscapedString(open, close, (special & ~backslash) != 0, bits);
+  return indexedEscapedString(open, close, high != 0, bits);
 }
 
 // A string with escapes, its closing quote at `close` (stage 1 found it); `high`: a byte above 0x7F
