@@ -22,6 +22,7 @@
 #include <immintrin.h>
 
 #include <array>
+#include <netbuf/buffer/detail/utf8_validate_tables.hpp>
 
 #include "utf8_internal.hpp"
 
@@ -287,77 +288,11 @@ NETBUF_AVX2 std::size_t encodeUtf8U32(const char32_t* s, std::size_t n, u8* dst)
   return static_cast<std::size_t>(d - dst);
 }
 
-// ---- Keiser-Lemire validation.
-constexpr u8 kTooShort = 1 << 0;      // lead byte followed by a lead or ASCII
-constexpr u8 kTooLong = 1 << 1;       // ASCII followed by a continuation
-constexpr u8 kOverlong3 = 1 << 2;     // E0 80..9F
-constexpr u8 kTooLarge = 1 << 3;      // F4 90..BF, F5..FF 90..BF
-constexpr u8 kSurrogate = 1 << 4;     // ED A0..BF
-constexpr u8 kOverlong2 = 1 << 5;     // C0/C1 continuation
-constexpr u8 kTooLarge1000 = 1 << 6;  // F5..FF 80..8F
-constexpr u8 kOverlong4 = 1 << 6;     // F0 80..8F
-constexpr u8 kTwoConts = 1 << 7;      // continuation after continuation (legal only as 3rd/4th)
-constexpr u8 kCarry = kTooShort | kTooLong | kTwoConts;  // decided by the high nibbles alone
-
+// ---- Keiser-Lemire validation (tables: netbuf/buffer/detail/utf8_validate_tables.hpp).
 NETBUF_AVX2 inline __m256i table16(const std::array<u8, 16>& t) noexcept {
   const __m128i x = load128(t.data());
   return _mm256_broadcastsi128_si256(x);
 }
-
-constexpr std::array<u8, 16> kByte1High = {
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,  // 0_______
-    kTwoConts,
-    kTwoConts,
-    kTwoConts,
-    kTwoConts,                                           // 10______
-    kTooShort | kOverlong2,                              // 1100____
-    kTooShort,                                           // 1101____
-    kTooShort | kOverlong3 | kSurrogate,                 // 1110____
-    kTooShort | kTooLarge | kTooLarge1000 | kOverlong4,  // 1111____
-};
-constexpr std::array<u8, 16> kByte1Low = {
-    kCarry | kOverlong3 | kOverlong2 | kOverlong4,    // ____0000
-    kCarry | kOverlong2,                              // ____0001
-    kCarry,                                           // ____0010
-    kCarry,                                           // ____0011
-    kCarry | kTooLarge,                               // ____0100
-    kCarry | kTooLarge | kTooLarge1000,               // ____0101
-    kCarry | kTooLarge | kTooLarge1000,               // ____0110
-    kCarry | kTooLarge | kTooLarge1000,               // ____0111
-    kCarry | kTooLarge | kTooLarge1000,               // ____1000
-    kCarry | kTooLarge | kTooLarge1000,               // ____1001
-    kCarry | kTooLarge | kTooLarge1000,               // ____1010
-    kCarry | kTooLarge | kTooLarge1000,               // ____1011
-    kCarry | kTooLarge | kTooLarge1000,               // ____1100
-    kCarry | kTooLarge | kTooLarge1000 | kSurrogate,  // ____1101
-    kCarry | kTooLarge | kTooLarge1000,               // ____1110
-    kCarry | kTooLarge | kTooLarge1000,               // ____1111
-};
-constexpr std::array<u8, 16> kByte2High = {
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooLong | kOverlong2 | kTwoConts | kOverlong3 | kTooLarge1000 | kOverlong4,  // 1000____
-    kTooLong | kOverlong2 | kTwoConts | kOverlong3 | kTooLarge,                   // 1001____
-    kTooLong | kOverlong2 | kTwoConts | kSurrogate | kTooLarge,                   // 1010____
-    kTooLong | kOverlong2 | kTwoConts | kSurrogate | kTooLarge,                   // 1011____
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-};
 
 /// `input` shifted right by N bytes across the block boundary, filled from the previous block.
 template <int N>

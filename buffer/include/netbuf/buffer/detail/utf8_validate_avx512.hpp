@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <netbuf/buffer/detail/utf8_validate_tables.hpp>
 
 #define NETBUF_UTF8_AVX512_TARGET                                                     \
   __attribute__((                                                                     \
@@ -31,76 +32,6 @@
              "lzcnt")))
 
 namespace netbuf::utf8::detail::avx512 {
-
-using u8 = unsigned char;
-
-// Error classes: bits of the three nibble lookups (first byte's high and low nibble, second
-// byte's high nibble); an ill-formed pair has a bit set in all three.
-inline constexpr u8 kTooShort = 1 << 0;
-inline constexpr u8 kTooLong = 1 << 1;
-inline constexpr u8 kOverlong3 = 1 << 2;
-inline constexpr u8 kTooLarge = 1 << 3;
-inline constexpr u8 kSurrogate = 1 << 4;
-inline constexpr u8 kOverlong2 = 1 << 5;
-inline constexpr u8 kTooLarge1000 = 1 << 6;
-inline constexpr u8 kOverlong4 = 1 << 6;
-inline constexpr u8 kTwoConts = 1 << 7;
-inline constexpr u8 kCarry = kTooShort | kTooLong | kTwoConts;
-
-inline constexpr std::array<u8, 16> kByte1High = {
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTooLong,
-    kTwoConts,
-    kTwoConts,
-    kTwoConts,
-    kTwoConts,
-    kTooShort | kOverlong2,                              // 1100____
-    kTooShort,                                           // 1101____
-    kTooShort | kOverlong3 | kSurrogate,                 // 1110____
-    kTooShort | kTooLarge | kTooLarge1000 | kOverlong4,  // 1111____
-};
-inline constexpr std::array<u8, 16> kByte1Low = {
-    kCarry | kOverlong3 | kOverlong2 | kOverlong4,
-    kCarry | kOverlong2,
-    kCarry,
-    kCarry,
-    kCarry | kTooLarge,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000 | kSurrogate,
-    kCarry | kTooLarge | kTooLarge1000,
-    kCarry | kTooLarge | kTooLarge1000,
-};
-inline constexpr std::array<u8, 16> kByte2High = {
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooLong | kOverlong2 | kTwoConts | kOverlong3 | kTooLarge1000 | kOverlong4,
-    kTooLong | kOverlong2 | kTwoConts | kOverlong3 | kTooLarge,
-    kTooLong | kOverlong2 | kTwoConts | kSurrogate | kTooLarge,
-    kTooLong | kOverlong2 | kTwoConts | kSurrogate | kTooLarge,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-    kTooShort,
-};
 
 /// vpermt2b indices: result byte k is input[k - N] for k >= N, else prev[64 - N + k].
 template <int N>
