@@ -104,8 +104,8 @@ TEST_CASE("numbers: random significands of 1 to 19 digits at every decimal expon
 }
 
 TEST_CASE("numbers: exponents too long to keep exactly still give the right verdict") {
-  // Exponents of nine or more digits are not kept exactly and take the slow path, which reports a
-  // huge value as out of range however many leading zeros the fraction has.
+  // An exponent of nine or more digits is not kept exactly: such a number takes the slow path,
+  // which reports a huge value as out of range however many leading zeros the fraction has.
   JsonParseOptions o;
   o.maxNumberLength = SIZE_MAX;
   const std::string zeros(999999, '0');
